@@ -1,0 +1,36 @@
+# Two commands set up everything on a fresh machine:
+#   make lab   create .venv if needed, install the course, open JupyterLab on notebooks/
+#   make test  create .venv if needed, install, run ruff, the unit tests and every notebook (nbval)
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: lab test lint unit notebooks bench clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+lab: $(STAMP)
+	$(BIN)/jupyter lab notebooks/
+
+test: lint unit notebooks
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+
+unit: $(STAMP)
+	$(BIN)/python -m pytest tests
+
+notebooks: $(STAMP)
+	$(BIN)/python -m pytest --nbval-lax --nbval-current-env -p no:cacheprovider notebooks
+
+bench: $(STAMP)
+	$(BIN)/python -m bench.train
+	$(BIN)/python -m bench.encode
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

@@ -1,0 +1,169 @@
+"""Counting the pretokens of a large corpus, in chunks and in parallel.
+
+Training needs only one thing from the corpus: how often each pretoken occurs. That table
+stays small (hundreds of thousands of entries) while the corpus grows to gigabytes, so we
+read the file a chunk at a time, count each chunk in a worker process, and add the counts.
+
+The one subtle part is where to cut. A cut must fall where pretokenization would cut
+anyway, or a piece like ``" hello"`` could be counted as ``" hel"`` and ``"lo"``. Special
+tokens are perfect cut points: text is split on them before pretokenizing. Without special
+tokens we cut just after a newline that sits between two visible ASCII characters, which
+GPT-2's and GPT-4's patterns always treat as a piece of its own.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections import Counter
+from collections.abc import Sequence
+
+import regex
+
+from .pretokenize import GPT2_PATTERN, GPT4_PATTERN, count_pretokens
+from .utf8 import decode_strict
+
+#: Files smaller than this are counted in the calling process: starting workers would cost
+#: more than it saves.
+PARALLEL_THRESHOLD = 2 * 1024 * 1024
+
+#: How many bytes each worker task reads at once. This, not the file size, bounds the
+#: memory of a worker.
+CHUNK_BYTES = 4 * 1024 * 1024
+
+#: A newline between two visible ASCII characters: a safe cut for GPT-2 and GPT-4 patterns.
+_SAFE_NEWLINE = regex.compile(rb"[!-~]\n(?=[!-~])")
+
+
+def _find_cut(
+    file, position: int, special_tokens: Sequence[bytes], newline_is_safe: bool
+) -> int | None:
+    """The first safe cut at or after ``position``, or None if the file ends first."""
+    file.seek(position)
+    # Keep a few bytes from the previous block so a token split across two reads is seen.
+    keep = max([len(token) - 1 for token in special_tokens] + [2])
+    carry = b""
+    block_start = position
+    while True:
+        block = file.read(64 * 1024)
+        if not block:
+            return None
+        window = carry + block
+        window_start = block_start - len(carry)
+        cuts = [found for token in special_tokens if (found := window.find(token)) >= 0]
+        if not special_tokens and newline_is_safe:
+            match = _SAFE_NEWLINE.search(window)
+            if match:
+                cuts.append(match.end())
+        if cuts:
+            return window_start + min(cuts)
+        carry = window[-keep:]
+        block_start += len(block)
+
+
+def find_chunk_boundaries(
+    path: str | os.PathLike[str],
+    chunk_bytes: int,
+    special_tokens: Sequence[str] = (),
+    pattern: str = GPT2_PATTERN,
+) -> list[int]:
+    """Byte offsets ``[0, ..., file_size]`` that cut the file into chunks of about
+    ``chunk_bytes`` where pretokenization would cut anyway.
+
+    A chunk may be longer than asked when no safe cut is near (with an unknown pattern and
+    no special tokens the whole file is one chunk).
+    """
+    size = os.path.getsize(path)
+    tokens = [token.encode("utf-8") for token in special_tokens]
+    newline_is_safe = pattern in (GPT2_PATTERN, GPT4_PATTERN)
+    if not tokens and not newline_is_safe:
+        return [0, size]
+    boundaries = [0]
+    with open(path, "rb") as file:
+        while boundaries[-1] + chunk_bytes < size:
+            cut = _find_cut(file, boundaries[-1] + chunk_bytes, tokens, newline_is_safe)
+            if cut is None:
+                break
+            if cut > boundaries[-1]:
+                boundaries.append(cut)
+    boundaries.append(size)
+    return boundaries
+
+
+def count_chunk(
+    path: str, start: int, end: int, special_tokens: Sequence[str], pattern: str, errors: str
+) -> Counter[str]:
+    """Pretoken counts of bytes ``start:end`` of ``path`` (runs in a worker process)."""
+    with open(path, "rb") as file:
+        file.seek(start)
+        data = file.read(end - start)
+    if errors == "strict":
+        text = decode_strict(data, path, start_offset=start)
+    else:
+        text = data.decode("utf-8", errors=errors)
+    return count_pretokens(text, special_tokens, pattern)
+
+
+def _count_chunk_task(args: tuple) -> tuple[int, Counter[str]]:
+    start, end = args[1], args[2]
+    return end - start, count_chunk(*args)
+
+
+def count_file_pretokens(
+    paths: Sequence[str],
+    special_tokens: Sequence[str] = (),
+    pattern: str = GPT2_PATTERN,
+    *,
+    num_processes: int | None = None,
+    progress: bool = False,
+    errors: str = "strict",
+    chunk_bytes: int = CHUNK_BYTES,
+) -> Counter[str]:
+    """Pretoken counts of every file in ``paths``, counted by ``num_processes`` workers.
+
+    ``num_processes=None`` uses every core; ``1`` counts in this process. Small inputs
+    are always counted here, since starting workers would cost more than it saves.
+    """
+    if num_processes is None:
+        num_processes = os.cpu_count() or 1
+    if num_processes < 1:
+        raise ValueError(f"num_processes must be at least 1, got {num_processes}")
+    tasks = []
+    for path in paths:
+        bounds = find_chunk_boundaries(path, chunk_bytes, special_tokens, pattern)
+        tasks += [
+            (path, start, end, list(special_tokens), pattern, errors)
+            for start, end in zip(bounds, bounds[1:])
+        ]
+    total_bytes = sum(task[2] - task[1] for task in tasks)
+    bar = _progress_bar(progress, total_bytes)
+    counts: Counter[str] = Counter()
+    if num_processes == 1 or total_bytes < PARALLEL_THRESHOLD or len(tasks) == 1:
+        results = map(_count_chunk_task, tasks)
+        for done, chunk_counts in results:
+            counts.update(chunk_counts)
+            bar.update(done)
+    else:
+        workers = min(num_processes, len(tasks))
+        with multiprocessing.get_context().Pool(workers) as pool:
+            for done, chunk_counts in pool.imap_unordered(_count_chunk_task, tasks):
+                counts.update(chunk_counts)
+                bar.update(done)
+    bar.close()
+    return counts
+
+
+class _NoBar:
+    def update(self, _n: int) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def _progress_bar(enabled: bool, total_bytes: int):
+    if not enabled:
+        return _NoBar()
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total_bytes, unit="B", unit_scale=True, desc="pretokenize")

@@ -1,0 +1,125 @@
+"""Corpora that work offline: the course's own texts, English prose and Python source.
+
+Every Python installation carries two useful corpora. ``pydoc_data.topics`` holds about
+half a megabyte of English prose (the text behind ``help("if")``), and the standard library
+is about 30 MB of real code. The course's own small texts live in the repository's
+``data/`` folder. TinyStories, the corpus CS336 trains on, needs the internet, so it is
+only an optional download and nothing in the course depends on it.
+"""
+
+from __future__ import annotations
+
+import os
+import sysconfig
+import urllib.request
+from pathlib import Path
+
+from .files import atomic_write
+
+#: The course's own texts, beside the package in the repository.
+DATA_DIR = Path(__file__).resolve().parent.parent / "data"
+
+#: The separator CS336 and GPT-2 put between documents.
+ENDOFTEXT = "<|endoftext|>"
+
+TINYSTORIES_URLS = {
+    "valid": "https://huggingface.co/datasets/roneneldan/TinyStories/resolve/main/"
+    "TinyStoriesV2-GPT4-valid.txt",
+    "train": "https://huggingface.co/datasets/roneneldan/TinyStories/resolve/main/"
+    "TinyStoriesV2-GPT4-train.txt",
+}
+
+
+def course_texts() -> list[str]:
+    """Names of the texts in ``data/`` (e.g. ``"the_cat_in_the_hat.txt"``)."""
+    return sorted(path.name for path in DATA_DIR.glob("*.txt"))
+
+
+def course_text_path(name: str) -> Path:
+    """The path of one of the course's texts; the error lists the ones there are."""
+    path = DATA_DIR / name
+    if not path.is_file():
+        raise FileNotFoundError(f"no course text {name!r} in {DATA_DIR}; there are: {course_texts()}")
+    return path
+
+
+def course_text(name: str) -> str:
+    """The contents of one of the course's texts in ``data/``."""
+    return course_text_path(name).read_text(encoding="utf-8")
+
+
+def english_prose(max_chars: int | None = None) -> str:
+    """English prose from ``pydoc_data.topics`` (about 0.47 MB), topics in sorted order."""
+    from pydoc_data.topics import topics
+
+    text = "\n\n".join(topics[name] for name in sorted(topics))
+    return text if max_chars is None else text[:max_chars]
+
+
+def python_source_files() -> list[Path]:
+    """The standard library's ``.py`` files (not site-packages), in a fixed order."""
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    return sorted(
+        path
+        for path in stdlib.rglob("*.py")
+        if "site-packages" not in path.relative_to(stdlib).parts
+    )
+
+
+def python_source(max_bytes: int, separator: str = ENDOFTEXT) -> str:
+    """The first ``max_bytes`` of the standard library's source, files joined by ``separator``.
+
+    Files that are not valid UTF-8 (a few test files are, on purpose) are skipped. The
+    result is cut at a character boundary, so it is at most ``max_bytes`` of UTF-8.
+    """
+    if max_bytes < 0:
+        raise ValueError(f"max_bytes must be >= 0, got {max_bytes}")
+    documents: list[str] = []
+    total = 0
+    for path in python_source_files():
+        if total >= max_bytes:
+            break
+        try:
+            document = path.read_bytes().decode("utf-8")
+        except (UnicodeDecodeError, OSError):
+            continue
+        documents.append(document)
+        total += len(document.encode("utf-8")) + len(separator.encode("utf-8"))
+    joined = separator.join(documents).encode("utf-8")[:max_bytes]
+    return joined.decode("utf-8", errors="ignore")
+
+
+def write_python_source(path: str | os.PathLike[str], max_bytes: int) -> Path:
+    """Write :func:`python_source` to ``path`` (atomically) and return the path."""
+    with atomic_write(path) as file:
+        file.write(python_source(max_bytes))
+    return Path(path)
+
+
+def download_tinystories(
+    folder: str | os.PathLike[str], split: str = "valid", progress: bool = True
+) -> Path:
+    """Download TinyStories (``"valid"``: 22 MB, ``"train"``: 2.2 GB) into ``folder``.
+
+    Optional and online only: nothing in the course or its tests calls this. An existing
+    file is kept; a download is written to a temporary name and renamed when complete.
+    """
+    if split not in TINYSTORIES_URLS:
+        raise ValueError(f"split must be one of {sorted(TINYSTORIES_URLS)}, not {split!r}")
+    url = TINYSTORIES_URLS[split]
+    target = Path(folder) / url.rsplit("/", 1)[1]
+    if target.exists():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    from tqdm.auto import tqdm
+
+    with urllib.request.urlopen(url) as response:
+        total = int(response.headers.get("Content-Length") or 0) or None
+        with (
+            atomic_write(target, "wb") as file,
+            tqdm(total=total, unit="B", unit_scale=True, disable=not progress) as bar,
+        ):
+            for block in iter(lambda: response.read(1 << 20), b""):
+                file.write(block)
+                bar.update(len(block))
+    return target

@@ -1,0 +1,154 @@
+"""GPT-2's file format for a vocabulary and its merges, and saving files safely.
+
+Tokens are bytes, but ``vocab.json`` and ``merges.txt`` are text files, and many bytes (a
+space, a newline, half of a UTF-8 character) would be invisible or invalid there. GPT-2
+therefore writes every byte as one printable character: the printable Latin-1 bytes stand
+for themselves and the other 68 bytes are shifted to characters from U+0100 upward. That
+is why a space shows up as ``Ġ`` (U+0120) and a newline as ``Ċ`` (U+010A).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from functools import lru_cache
+
+
+@lru_cache(maxsize=1)
+def bytes_to_unicode() -> dict[int, str]:
+    """GPT-2's map from each byte to a printable character (``32 -> "Ġ"``)."""
+    printable = (
+        list(range(ord("!"), ord("~") + 1))
+        + list(range(ord("¡"), ord("¬") + 1))
+        + list(range(ord("®"), ord("ÿ") + 1))
+    )
+    mapping = {byte: chr(byte) for byte in printable}
+    shifted = 0
+    for byte in range(256):
+        if byte not in mapping:
+            mapping[byte] = chr(256 + shifted)
+            shifted += 1
+    return mapping
+
+
+@lru_cache(maxsize=1)
+def unicode_to_bytes() -> dict[str, int]:
+    """The inverse of :func:`bytes_to_unicode` (``"Ġ" -> 32``)."""
+    return {char: byte for byte, char in bytes_to_unicode().items()}
+
+
+def token_to_str(token: bytes) -> str:
+    """Write a token the way GPT-2's files do: ``b" the"`` -> ``"Ġthe"``."""
+    table = bytes_to_unicode()
+    return "".join(table[byte] for byte in token)
+
+
+def str_to_token(text: str, where: str = "") -> bytes:
+    """Read a token written by :func:`token_to_str`; ``where`` names the place for errors."""
+    table = unicode_to_bytes()
+    try:
+        return bytes(table[char] for char in text)
+    except KeyError as error:
+        raise ValueError(
+            f"{where}: token {text!r} has character {error.args[0]!r}, which is not in "
+            "GPT-2's byte-to-unicode mapping"
+        ) from None
+
+
+@contextmanager
+def atomic_write(path: str | os.PathLike[str], mode: str = "w") -> Iterator:
+    """Write to a temporary file beside ``path`` and rename it over ``path`` at the end.
+
+    Readers see the old file or the new one, never half of one, and a crash or Ctrl-C
+    while writing leaves the old file as it was.
+    """
+    path = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, temporary = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=os.path.basename(path))
+    try:
+        encoding = None if "b" in mode else "utf-8"
+        with os.fdopen(fd, mode, encoding=encoding, newline=None if "b" in mode else "\n") as f:
+            yield f
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        try:
+            os.unlink(temporary)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def write_vocab_json(path: str | os.PathLike[str], vocab: dict[int, bytes]) -> None:
+    """Write ``{token: id}`` with tokens in GPT-2's byte-to-unicode spelling."""
+    entries = {token_to_str(token): token_id for token_id, token in sorted(vocab.items())}
+    if len(entries) != len(vocab):
+        raise ValueError(
+            f"cannot write {path}: the vocabulary has the same bytes under two ids, "
+            "which vocab.json ({token: id}) cannot express"
+        )
+    with atomic_write(path) as file:
+        json.dump(entries, file, ensure_ascii=False, indent=0)
+        file.write("\n")
+
+
+def write_merges_txt(path: str | os.PathLike[str], merges: list[tuple[bytes, bytes]]) -> None:
+    """Write one merge a line, ``first second``, after GPT-2's ``#version`` header."""
+    with atomic_write(path) as file:
+        file.write("#version: 0.2\n")
+        for first, second in merges:
+            file.write(f"{token_to_str(first)} {token_to_str(second)}\n")
+
+
+def read_vocab_json(path: str | os.PathLike[str]) -> dict[int, bytes]:
+    """Read ``{token: id}`` written with GPT-2's byte-to-unicode mapping."""
+    path = os.fspath(path)
+    try:
+        with open(path, encoding="utf-8") as file:
+            raw = json.load(file)
+    except FileNotFoundError:
+        raise FileNotFoundError(f"vocab file not found: {path}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise ValueError(f"{path}: not a valid JSON vocabulary ({error})") from None
+    if not isinstance(raw, dict):
+        raise ValueError(f"{path}: expected a JSON object {{token: id}}, got {type(raw).__name__}")
+    vocab: dict[int, bytes] = {}
+    for text, token_id in raw.items():
+        if isinstance(token_id, bool) or not isinstance(token_id, int) or token_id < 0:
+            raise ValueError(f"{path}: token {text!r} has id {token_id!r}, not an id >= 0")
+        if token_id in vocab:
+            raise ValueError(f"{path}: id {token_id} is given to two tokens")
+        vocab[token_id] = str_to_token(text, where=path)
+    return vocab
+
+
+def read_merges_txt(path: str | os.PathLike[str]) -> list[tuple[bytes, bytes]]:
+    """Read ``first second`` lines; a ``#version`` header and blank lines are skipped."""
+    return [(left, right) for _, left, right in read_merge_lines(path)]
+
+
+def read_merge_lines(path: str | os.PathLike[str]) -> list[tuple[int, bytes, bytes]]:
+    """Like :func:`read_merges_txt`, with each merge's line number (for error messages)."""
+    path = os.fspath(path)
+    merges: list[tuple[int, bytes, bytes]] = []
+    try:
+        file = open(path, encoding="utf-8")
+    except FileNotFoundError:
+        raise FileNotFoundError(f"merges file not found: {path}") from None
+    with file:
+        for number, line in enumerate(file, start=1):
+            line = line.rstrip("\r\n")
+            if not line or (number == 1 and line.startswith("#version")):
+                continue
+            parts = line.split(" ")
+            if len(parts) != 2 or not parts[0] or not parts[1]:
+                raise ValueError(
+                    f"{path}:{number}: expected two tokens separated by one space, got {line!r}"
+                )
+            where = f"{path}:{number}"
+            merges.append((number, str_to_token(parts[0], where), str_to_token(parts[1], where)))
+    return merges

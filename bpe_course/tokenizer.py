@@ -1,0 +1,284 @@
+"""The tokenizer: encode text to ids and decode ids to text with a learned vocabulary.
+
+Encoding replays training in miniature. Special tokens are cut out first (longest first),
+the rest is pretokenized with the same pattern, and inside each pretoken the merges are
+applied in the order they were learned: always the earliest-learned merge that still
+applies. Because the same pretoken comes back again and again ("the", " of", four spaces),
+each one's ids are cached; the cache has a fixed size so memory never grows with the input.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from typing import Literal
+
+from .files import read_merge_lines, read_vocab_json, write_merges_txt, write_vocab_json
+from .pretokenize import GPT2_PATTERN, check_special_tokens, compile_pattern, special_token_regex
+from .utf8 import decode_utf8
+
+#: Pretokens whose ids are remembered at once; the cache is emptied when it is full.
+CACHE_SIZE = 1 << 16
+
+#: ``encode_iterable`` collects at least this many characters before encoding them.
+STREAM_BUFFER = 1 << 16
+
+#: ``encode_iterable`` holds back the last pretokens within this many characters of what it
+#: has read so far, since the next chunk could still change them (regex lookahead).
+STREAM_MARGIN = 16
+
+AllowedSpecial = Literal["all", "none"] | Collection[str]
+
+
+class Tokenizer:
+    """A byte-level BPE tokenizer built from a vocabulary and its merges.
+
+    ``vocab`` maps ids to bytes and must contain every single byte; ``merges`` lists pairs
+    of tokens in the order they were learned, and each pair's concatenation must be in
+    ``vocab``. A special token missing from ``vocab`` is appended with the next free id.
+    """
+
+    def __init__(
+        self,
+        vocab: Mapping[int, bytes],
+        merges: Sequence[tuple[bytes, bytes]],
+        special_tokens: Iterable[str] | None = None,
+        pattern: str = GPT2_PATTERN,
+    ) -> None:
+        self.vocab: dict[int, bytes] = {int(i): bytes(token) for i, token in vocab.items()}
+        self.merges: list[tuple[bytes, bytes]] = [(bytes(a), bytes(b)) for a, b in merges]
+        self.pattern = pattern
+        self._compiled = compile_pattern(pattern)
+
+        # When two ids share the same bytes, the lower id is the one encoding produces.
+        self._ids_of: dict[bytes, int] = {}
+        for token_id, token in sorted(self.vocab.items()):
+            self._ids_of.setdefault(token, token_id)
+
+        self.special_tokens: dict[str, int] = {}
+        for token in check_special_tokens(special_tokens):
+            encoded = token.encode("utf-8")
+            if encoded not in self._ids_of:
+                new_id = max(self.vocab, default=-1) + 1
+                self.vocab[new_id] = encoded
+                self._ids_of[encoded] = new_id
+            self.special_tokens[token] = self._ids_of[encoded]
+        self._special_finder = special_token_regex(list(self.special_tokens))
+        self._longest_special = max(map(len, self.special_tokens), default=0)
+
+        missing = [byte for byte in range(256) if bytes([byte]) not in self._ids_of]
+        if missing:
+            raise ValueError(
+                f"vocab has no token for {len(missing)} single bytes (first: 0x{missing[0]:02x}); "
+                "a byte-level vocabulary needs all 256"
+            )
+        self._byte_ids = [self._ids_of[bytes([byte])] for byte in range(256)]
+
+        # (left id, right id) -> (rank, merged id): the lower the rank, the earlier learned.
+        self._merge_table: dict[tuple[int, int], tuple[int, int]] = {}
+        for rank, (left, right) in enumerate(self.merges):
+            for part in (left, right, left + right):
+                if part not in self._ids_of:
+                    raise ValueError(
+                        f"merge {rank} ({left!r}, {right!r}) uses {part!r}, which is not in vocab"
+                    )
+            pair = (self._ids_of[left], self._ids_of[right])
+            self._merge_table.setdefault(pair, (rank, self._ids_of[left + right]))
+        self._cache: dict[str, tuple[int, ...]] = {}
+
+    def __repr__(self) -> str:
+        return (
+            f"Tokenizer(vocab_size={len(self.vocab)}, merges={len(self.merges)}, "
+            f"special_tokens={list(self.special_tokens)})"
+        )
+
+    @property
+    def vocab_size(self) -> int:
+        """How many ids this tokenizer knows (bytes, merges and special tokens)."""
+        return len(self.vocab)
+
+    # Encoding -----------------------------------------------------------------------------
+
+    def encode(self, text: str, *, allowed_special: AllowedSpecial = "all") -> list[int]:
+        """Encode ``text`` to token ids.
+
+        By default every special token in ``text`` becomes its single id. Pass
+        ``allowed_special="none"`` (or a set naming the ones to honour) to encode the others
+        as ordinary text, as you would for text typed by a user.
+        """
+        if not isinstance(text, str):
+            raise TypeError(f"encode expects str, got {type(text).__name__}")
+        finder = self._finder_for(allowed_special)
+        ids: list[int] = []
+        if finder is None:
+            self._encode_ordinary(text, ids)
+            return ids
+        for index, part in enumerate(finder.split(text)):
+            if index % 2:
+                ids.append(self.special_tokens[part])
+            elif part:
+                self._encode_ordinary(part, ids)
+        return ids
+
+    def encode_ordinary(self, text: str) -> list[int]:
+        """Encode ``text`` treating special tokens as plain text."""
+        return self.encode(text, allowed_special="none")
+
+    def encode_iterable(self, iterable: Iterable[str]) -> Iterator[int]:
+        """Encode a stream of strings (e.g. a file opened in text mode) lazily.
+
+        Yields exactly the ids ``encode("".join(iterable))`` would return, while holding
+        only a small window of text: a pretoken or special token that might continue in the
+        next chunk is kept back until it is complete.
+        """
+        parts: list[str] = []
+        size = 0
+        for chunk in iterable:
+            if not isinstance(chunk, str):
+                raise TypeError(f"encode_iterable expects strings, got {type(chunk).__name__}")
+            parts.append(chunk)
+            size += len(chunk)
+            if size >= STREAM_BUFFER:
+                ids, rest = self._encode_stable_prefix("".join(parts))
+                yield from ids
+                parts, size = [rest], len(rest)
+        yield from self.encode("".join(parts))
+
+    def _finder_for(self, allowed_special: AllowedSpecial):
+        if allowed_special == "all":
+            return self._special_finder
+        if allowed_special == "none":
+            return None
+        if isinstance(allowed_special, str):
+            raise ValueError(
+                f"allowed_special must be 'all', 'none' or a set of tokens, got {allowed_special!r}"
+            )
+        unknown = set(allowed_special) - set(self.special_tokens)
+        if unknown:
+            raise ValueError(f"allowed_special names unknown special tokens: {sorted(unknown)}")
+        return special_token_regex(list(allowed_special))
+
+    def _encode_ordinary(self, text: str, out: list[int]) -> None:
+        """Append the ids of ``text`` (no special tokens in it) to ``out``."""
+        self._encode_pieces(self._compiled.findall(text), out)
+
+    def _encode_pieces(self, pieces: Iterable[str], out: list[int]) -> None:
+        cache = self._cache
+        for piece in pieces:
+            ids = cache.get(piece)
+            if ids is None:
+                ids = self._encode_piece(piece)
+                if len(cache) >= CACHE_SIZE:
+                    cache.clear()
+                cache[piece] = ids
+            out.extend(ids)
+
+    def _encode_piece(self, piece: str) -> tuple[int, ...]:
+        """Apply merges inside one pretoken: the earliest-learned applicable merge first."""
+        byte_ids = self._byte_ids
+        ids = [byte_ids[byte] for byte in piece.encode("utf-8")]
+        table = self._merge_table
+        while len(ids) > 1:
+            best = None
+            best_rank = len(self.merges)
+            for pair in zip(ids, ids[1:]):
+                found = table.get(pair)
+                if found is not None and found[0] < best_rank:
+                    best_rank, best = found[0], pair
+            if best is None:
+                break
+            new_id = table[best][1]
+            merged: list[int] = []
+            i = 0
+            while i < len(ids):
+                if i + 1 < len(ids) and ids[i] == best[0] and ids[i + 1] == best[1]:
+                    merged.append(new_id)
+                    i += 2
+                else:
+                    merged.append(ids[i])
+                    i += 1
+            ids = merged
+        return tuple(ids)
+
+    def _encode_stable_prefix(self, text: str) -> tuple[list[int], str]:
+        """Encode the part of ``text`` that no further text could change; return the rest.
+
+        A special token is final once the longest special token would fit after its start.
+        In ordinary text, a pretoken is final when it ends well before the trailing
+        whitespace (a whitespace run can grow, and the patterns look one character ahead).
+        """
+        ids: list[int] = []
+        position = 0
+        longest = self._longest_special
+        if self._special_finder is not None:
+            for match in self._special_finder.finditer(text):
+                if match.start() + longest > len(text):
+                    break
+                self._encode_ordinary(text[position : match.start()], ids)
+                ids.append(self.special_tokens[match.group()])
+                position = match.end()
+        # A special token could still begin in the last ``longest - 1`` characters.
+        region_end = max(position, len(text) - max(longest - 1, 0))
+        region = text[position:region_end]
+        stable_end = len(region.rstrip()) - STREAM_MARGIN
+        cut = 0
+        pieces: list[str] = []
+        for match in self._compiled.finditer(region):
+            if match.end() > stable_end:
+                break
+            pieces.append(match.group())
+            cut = match.end()
+        self._encode_pieces(pieces, ids)
+        return ids, text[position + cut :]
+
+    # Decoding -----------------------------------------------------------------------------
+
+    def decode_bytes(self, ids: Iterable[int]) -> bytes:
+        """The bytes of ``ids`` joined together."""
+        vocab = self.vocab
+        ids = ids if isinstance(ids, (list, tuple)) else list(ids)
+        try:
+            return b"".join([vocab[token_id] for token_id in ids])
+        except (KeyError, TypeError):
+            bad = next(i for i in ids if not isinstance(i, int) or i not in vocab)
+            raise ValueError(
+                f"unknown token id {bad!r}: this tokenizer's ids are "
+                f"{min(vocab)}..{max(vocab)} ({len(vocab)} tokens)"
+            ) from None
+
+    def decode(self, ids: Iterable[int]) -> str:
+        """Decode ids to text; bytes that are not valid UTF-8 become U+FFFD."""
+        return decode_utf8(self.decode_bytes(ids))
+
+    # Files --------------------------------------------------------------------------------
+
+    def save(self, vocab_path: str | os.PathLike[str], merges_path: str | os.PathLike[str]) -> None:
+        """Save in GPT-2's format: ``vocab.json`` ``{token: id}`` and ``merges.txt``.
+
+        Each file is written to a temporary name and renamed, so a crash never leaves a
+        half-written file behind.
+        """
+        write_vocab_json(vocab_path, self.vocab)
+        write_merges_txt(merges_path, self.merges)
+
+    @classmethod
+    def from_files(
+        cls,
+        vocab_path: str | os.PathLike[str],
+        merges_path: str | os.PathLike[str],
+        special_tokens: Iterable[str] | None = None,
+        pattern: str = GPT2_PATTERN,
+    ) -> Tokenizer:
+        """Load a tokenizer saved by :meth:`save` (or GPT-2's ``encoder.json``/``vocab.bpe``)."""
+        vocab = read_vocab_json(vocab_path)
+        known = set(vocab.values())
+        merges = []
+        for line, left, right in read_merge_lines(merges_path):
+            for part in (left, right, left + right):
+                if part not in known:
+                    raise ValueError(
+                        f"{os.fspath(merges_path)}:{line}: merge uses {part!r}, "
+                        f"which is not in {os.fspath(vocab_path)}"
+                    )
+            merges.append((left, right))
+        return cls(vocab, merges, special_tokens, pattern)

@@ -1,0 +1,206 @@
+"""Fast BPE training: the same merges as :mod:`bpe_course.naive`, without recounting.
+
+Three ideas make the difference, and none of them needs a faster language:
+
+1. **Count pretokens once.** The corpus only matters through how often each distinct
+   pretoken occurs, so the merge loop works on a few hundred thousand words with counts,
+   not on millions of words of text.
+2. **Update, don't recount.** A merge of ``(a, b)`` changes only the words that contain
+   ``a`` next to ``b``. We keep, for every pair, the set of words it occurs in, and after a
+   merge we adjust the pair counts of just those words.
+3. **A heap with lazy deletion** finds the best pair without scanning every pair. When a
+   count changes we push a fresh entry and leave the old one in place; an entry whose count
+   no longer matches is thrown away (or corrected) when it reaches the top.
+
+The tie-break rule (equal counts go to the lexicographically greater pair of bytes) is built
+into the heap key, so the result is exactly the naive trainer's.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Iterable, Mapping, Sequence
+
+from .chunks import count_file_pretokens
+from .naive import (
+    Merges,
+    PathLike,
+    Vocab,
+    as_path_list,
+    count_merges,
+    initial_vocab,
+)
+from .pretokenize import GPT2_PATTERN, check_special_tokens, compile_pattern
+
+
+def descending_key(token: bytes) -> str:
+    """A string that sorts in the *opposite* order of ``token``.
+
+    Python's heap pops the smallest item, but ties must go to the greatest bytes. Each byte
+    ``x`` becomes the character ``256 - x`` and a final ``chr(257)`` marks the end, so a
+    longer token (which is greater than its own prefix) gets the smaller key. Keys of two
+    tokens can be concatenated and still compare like the pair ``(first, second)``, because
+    the end mark is larger than any byte's character.
+    """
+    return "".join([chr(256 - byte) for byte in token]) + "\u0101"
+
+
+def train_from_counts(
+    word_counts: Mapping[str | bytes, int],
+    vocab_size: int,
+    special_tokens: Sequence[str] = (),
+    *,
+    progress: bool = False,
+) -> tuple[Vocab, Merges]:
+    """Learn merges from pretoken counts, e.g. ``{"low": 5, "lower": 2}``.
+
+    Returns ``(vocab, merges)``: ``vocab`` maps ids to bytes (0-255 the bytes, then the
+    special tokens, then one id per merge) and ``merges`` lists the merged pairs of bytes in
+    the order they were learned. Stops early when no pair is left to merge.
+    """
+    special_tokens = check_special_tokens(special_tokens)
+    num_merges = count_merges(vocab_size, special_tokens)
+    vocab = initial_vocab(special_tokens)
+    merges: Merges = []
+
+    # Words of one byte have no pairs and never change, so they are left out.
+    words: list[list[int]] = []
+    freqs: list[int] = []
+    for word, count in word_counts.items():
+        ids = word.encode("utf-8") if isinstance(word, str) else bytes(word)
+        if count > 0 and len(ids) > 1:
+            words.append(list(ids))
+            freqs.append(count)
+
+    pair_counts: dict[tuple[int, int], int] = {}
+    pair_words: dict[tuple[int, int], set[int]] = {}
+    for index, (ids, freq) in enumerate(zip(words, freqs)):
+        for pair in zip(ids, ids[1:]):
+            pair_counts[pair] = pair_counts.get(pair, 0) + freq
+            if pair in pair_words:
+                pair_words[pair].add(index)
+            else:
+                pair_words[pair] = {index}
+
+    keys = {token_id: descending_key(token) for token_id, token in vocab.items()}
+    heap = [(-count, keys[a] + keys[b], a, b) for (a, b), count in pair_counts.items()]
+    heapq.heapify(heap)
+
+    bar = _merge_bar(progress, num_merges)
+    for _ in range(num_merges):
+        best = _pop_best(heap, pair_counts)
+        if best is None:
+            break  # no pairs left: every word is a single token
+        a, b = best
+        new_id = len(vocab)
+        vocab[new_id] = vocab[a] + vocab[b]
+        keys[new_id] = descending_key(vocab[new_id])
+        merges.append((vocab[a], vocab[b]))
+
+        delta: dict[tuple[int, int], int] = {}
+        for index in pair_words.pop(best):
+            ids = words[index]
+            merged = _merge_word(ids, a, b, new_id)
+            if merged is None:
+                continue  # this word lost the pair to an earlier merge
+            freq = freqs[index]
+            for pair in zip(ids, ids[1:]):
+                delta[pair] = delta.get(pair, 0) - freq
+            for pair in zip(merged, merged[1:]):
+                delta[pair] = delta.get(pair, 0) + freq
+                if new_id in pair:
+                    if pair in pair_words:
+                        pair_words[pair].add(index)
+                    else:
+                        pair_words[pair] = {index}
+            words[index] = merged
+
+        for pair, change in delta.items():
+            if change == 0:
+                continue
+            count = pair_counts.get(pair, 0) + change
+            if count > 0:
+                pair_counts[pair] = count
+                if change > 0:
+                    heapq.heappush(heap, (-count, keys[pair[0]] + keys[pair[1]], *pair))
+            else:
+                del pair_counts[pair]
+                pair_words.pop(pair, None)
+        bar.update(1)
+    bar.close()
+    return vocab, merges
+
+
+def _pop_best(
+    heap: list[tuple[int, str, int, int]], pair_counts: dict[tuple[int, int], int]
+) -> tuple[int, int] | None:
+    """Pop the most frequent pair (greatest bytes on a tie), skipping stale entries.
+
+    Every live pair has at least one entry whose count is not below its true count, so the
+    first entry that matches its pair's count exactly is the true best.
+    """
+    while heap:
+        negative_count, key, a, b = heapq.heappop(heap)
+        count = pair_counts.get((a, b), 0)
+        if count == -negative_count:
+            return a, b
+        if 0 < count < -negative_count:
+            heapq.heappush(heap, (-count, key, a, b))
+    return None
+
+
+def _merge_word(ids: list[int], a: int, b: int, new_id: int) -> list[int] | None:
+    """``ids`` with every ``a, b`` replaced by ``new_id``, or None if it has no such pair."""
+    merged: list[int] = []
+    found = False
+    i = 0
+    last = len(ids) - 1
+    while i <= last:
+        if ids[i] == a and i < last and ids[i + 1] == b:
+            merged.append(new_id)
+            found = True
+            i += 2
+        else:
+            merged.append(ids[i])
+            i += 1
+    return merged if found else None
+
+
+def _merge_bar(enabled: bool, total: int):
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc="merges", unit="merge", disable=not enabled)
+
+
+def train_bpe(
+    input_path: PathLike | Iterable[PathLike],
+    vocab_size: int,
+    special_tokens: Sequence[str] = (),
+    *,
+    pattern: str = GPT2_PATTERN,
+    num_processes: int | None = None,
+    progress: bool = False,
+    errors: str = "strict",
+) -> tuple[Vocab, Merges]:
+    """Train a byte-level BPE tokenizer on one corpus file (or several).
+
+    The text is split on ``special_tokens`` (which never take part in a merge), cut into
+    pretokens with ``pattern``, counted by ``num_processes`` workers (default: every core)
+    and merged until the vocabulary holds ``vocab_size`` tokens or no pair is left.
+    ``errors="replace"`` reads invalid UTF-8 as U+FFFD instead of stopping.
+
+    Returns ``(vocab, merges)`` as :func:`train_from_counts` does.
+    """
+    special_tokens = check_special_tokens(special_tokens)
+    count_merges(vocab_size, special_tokens)  # fail on a bad size before reading anything
+    compile_pattern(pattern)
+    paths = as_path_list(input_path)
+    counts = count_file_pretokens(
+        paths,
+        special_tokens,
+        pattern,
+        num_processes=num_processes,
+        progress=progress,
+        errors=errors,
+    )
+    return train_from_counts(counts, vocab_size, special_tokens, progress=progress)
