@@ -158,7 +158,8 @@ def merges_from_ranks(ranks: dict[bytes, int]) -> list[tuple[bytes, bytes]]:
             if best_index < 0:
                 break
             parts[best_index : best_index + 2] = [parts[best_index] + parts[best_index + 1]]
-        if len(parts) != 2 or ranks.get(parts[0], rank) >= rank or ranks.get(parts[1], rank) >= rank:
+        built = len(parts) == 2 and all(ranks.get(part, rank) < rank for part in parts)
+        if not built:
             raise ValueError(
                 f"token {token!r} (rank {rank}) cannot be built by merging two lower-ranked tokens"
             )

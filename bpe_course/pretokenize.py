@@ -44,8 +44,8 @@ def compile_pattern(pattern: str | regex.Pattern[str]) -> regex.Pattern[str]:
     try:
         return regex.compile(pattern)
     except regex.error as error:
-        raise ValueError(f"pattern={pattern!r} is not a valid regular expression: {error}") from None
-
+        message = f"pattern={pattern!r} is not a valid regular expression: {error}"
+        raise ValueError(message) from None
 
 def pretokenize(text: str, pattern: str = GPT2_PATTERN) -> list[str]:
     """Split ``text`` into the pieces BPE works inside, e.g. ``"Hi, you!"`` ->
