@@ -39,7 +39,8 @@ def course_text_path(name: str) -> Path:
     """The path of one of the course's texts; the error lists the ones there are."""
     path = DATA_DIR / name
     if not path.is_file():
-        raise FileNotFoundError(f"no course text {name!r} in {DATA_DIR}; there are: {course_texts()}")
+        known = ", ".join(course_texts())
+        raise FileNotFoundError(f"no course text {name!r} in {DATA_DIR}; there are: {known}")
     return path
 
 
