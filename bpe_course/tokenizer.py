@@ -10,6 +10,7 @@ each one's ids are cached; the cache has a fixed size so memory never grows with
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from typing import Literal
 
@@ -18,7 +19,7 @@ from .pretokenize import GPT2_PATTERN, check_special_tokens, compile_pattern, sp
 from .utf8 import decode_utf8
 
 #: Pretokens whose ids are remembered at once; the cache is emptied when it is full.
-CACHE_SIZE = 1 << 16
+CACHE_SIZE = 1 << 14
 
 #: ``encode_iterable`` collects at least this many characters before encoding them.
 STREAM_BUFFER = 1 << 16
@@ -26,6 +27,9 @@ STREAM_BUFFER = 1 << 16
 #: ``encode_iterable`` holds back the last pretokens within this many characters of what it
 #: has read so far, since the next chunk could still change them (regex lookahead).
 STREAM_MARGIN = 16
+
+#: The rank of a pair that no merge joins: larger than any real rank.
+NO_MERGE = sys.maxsize
 
 AllowedSpecial = Literal["all", "none"] | Collection[str]
 
@@ -73,17 +77,25 @@ class Tokenizer:
                 "a byte-level vocabulary needs all 256"
             )
         self._byte_ids = [self._ids_of[bytes([byte])] for byte in range(256)]
+        # Pretokens that are whole tokens skip the merge loop (special tokens never do).
+        special_ids = set(self.special_tokens.values())
+        self._whole_tokens = {
+            token: token_id
+            for token, token_id in self._ids_of.items()
+            if token_id not in special_ids
+        }
 
-        # (left id, right id) -> (rank, merged id): the lower the rank, the earlier learned.
-        self._merge_table: dict[tuple[int, int], tuple[int, int]] = {}
+        # (left id, right id) -> rank, the lower the earlier learned; rank -> merged id.
+        self._merge_ranks: dict[tuple[int, int], int] = {}
+        self._merged_ids: list[int] = []
         for rank, (left, right) in enumerate(self.merges):
             for part in (left, right, left + right):
                 if part not in self._ids_of:
                     raise ValueError(
                         f"merge {rank} ({left!r}, {right!r}) uses {part!r}, which is not in vocab"
                     )
-            pair = (self._ids_of[left], self._ids_of[right])
-            self._merge_table.setdefault(pair, (rank, self._ids_of[left + right]))
+            self._merge_ranks.setdefault((self._ids_of[left], self._ids_of[right]), rank)
+            self._merged_ids.append(self._ids_of[left + right])
         self._cache: dict[str, tuple[int, ...]] = {}
 
     def __repr__(self) -> str:
@@ -174,30 +186,37 @@ class Tokenizer:
             out.extend(ids)
 
     def _encode_piece(self, piece: str) -> tuple[int, ...]:
-        """Apply merges inside one pretoken: the earliest-learned applicable merge first."""
+        """Apply merges inside one pretoken: the earliest-learned applicable merge first.
+
+        A pretoken that is itself a token is returned as that token, as tiktoken does. For a
+        vocabulary learned by BPE this is exactly what the merges would give (training
+        split every word the way this loop does), and common words skip the loop.
+
+        ``ranks[i]`` is the rank of the pair that starts at ``ids[i]`` (``NO_MERGE`` when no
+        merge joins it). Each step merges the lowest-ranked pair (the leftmost on a tie) and
+        recomputes only the two ranks next to it, so a step costs one ``min`` and a few
+        list operations.
+        """
+        data = piece.encode("utf-8")
+        whole = self._whole_tokens.get(data)
+        if whole is not None:
+            return (whole,)
         byte_ids = self._byte_ids
-        ids = [byte_ids[byte] for byte in piece.encode("utf-8")]
-        table = self._merge_table
+        ids = [byte_ids[byte] for byte in data]
+        rank_of = self._merge_ranks.get
+        merged_ids = self._merged_ids
+        ranks = [rank_of(pair, NO_MERGE) for pair in zip(ids, ids[1:])]
         while len(ids) > 1:
-            best = None
-            best_rank = len(self.merges)
-            for pair in zip(ids, ids[1:]):
-                found = table.get(pair)
-                if found is not None and found[0] < best_rank:
-                    best_rank, best = found[0], pair
-            if best is None:
+            best = min(ranks)
+            if best == NO_MERGE:
                 break
-            new_id = table[best][1]
-            merged: list[int] = []
-            i = 0
-            while i < len(ids):
-                if i + 1 < len(ids) and ids[i] == best[0] and ids[i + 1] == best[1]:
-                    merged.append(new_id)
-                    i += 2
-                else:
-                    merged.append(ids[i])
-                    i += 1
-            ids = merged
+            i = ranks.index(best)
+            ids[i] = merged_ids[best]
+            del ids[i + 1], ranks[i]
+            if i < len(ranks):
+                ranks[i] = rank_of((ids[i], ids[i + 1]), NO_MERGE)
+            if i:
+                ranks[i - 1] = rank_of((ids[i - 1], ids[i]), NO_MERGE)
         return tuple(ids)
 
     def _encode_stable_prefix(self, text: str) -> tuple[list[int], str]:
@@ -221,15 +240,23 @@ class Tokenizer:
         region_end = max(position, len(text) - max(longest - 1, 0))
         region = text[position:region_end]
         stable_end = len(region.rstrip()) - STREAM_MARGIN
-        cut = 0
-        pieces: list[str] = []
-        for match in self._compiled.finditer(region):
-            if match.end() > stable_end:
-                break
-            pieces.append(match.group())
-            cut = match.end()
+        pieces = self._compiled.findall(region)
+        end = len(region)
+        if sum(map(len, pieces)) == end:
+            # The pieces tile the region (true of GPT-2's and GPT-4's patterns), so walking
+            # back from the end finds where the last stable piece stops.
+            while pieces and end > stable_end:
+                end -= len(pieces.pop())
+        else:
+            # A pattern that skips characters: locate each piece instead.
+            pieces, end = [], 0
+            for match in self._compiled.finditer(region):
+                if match.end() > stable_end:
+                    break
+                pieces.append(match.group())
+                end = match.end()
         self._encode_pieces(pieces, ids)
-        return ids, text[position + cut :]
+        return ids, text[position + end :]
 
     # Decoding -----------------------------------------------------------------------------
 

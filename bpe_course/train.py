@@ -167,7 +167,11 @@ def _merge_word(ids: list[int], a: int, b: int, new_id: int) -> list[int] | None
 
 
 def _merge_bar(enabled: bool, total: int):
-    from tqdm.auto import tqdm
+    # Import tqdm.auto only for a visible bar: in Jupyter without ipywidgets it warns on import.
+    if enabled:
+        from tqdm.auto import tqdm
+    else:
+        from tqdm import tqdm
 
     return tqdm(total=total, desc="merges", unit="merge", disable=not enabled)
 

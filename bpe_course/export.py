@@ -1,0 +1,266 @@
+"""Exports: hand a trained tokenizer to Hugging Face ``tokenizers`` and to ``tiktoken``.
+
+Both libraries run byte-level BPE, so a vocabulary and its merges carry over; what needs
+care is making them split and merge *exactly* as :class:`~bpe_course.tokenizer.Tokenizer`
+does, so the ids are the same for every text.
+
+Hugging Face ``tokenizer.json``
+    Special tokens become "added tokens" (cut out before anything else, longest match
+    first, as we do). The text between them goes through a ``Split`` pre-tokenizer with our
+    regex, then ``ByteLevel`` turns each piece's bytes into GPT-2's printable characters,
+    and a ``BPE`` model (vocab and merges spelled the same way) applies the merges in
+    order. ``ignore_merges`` is off: with it on, a piece that happens to be a whole token
+    would skip the merges, and the ids could differ from ours.
+
+    HF runs the regex with Oniguruma, which reads a few things differently from Python's
+    ``regex``: ``\\p{N}{1,3}+`` (possessive "one to three digits" in GPT-4's pattern)
+    means "one or more groups of one to three digits" to Oniguruma, so numbers would not
+    be cut in threes. :func:`onig_pattern` writes GPT-4's pattern without it; because
+    nothing follows that quantifier inside its alternative, greedy and possessive match
+    the same text. The tests check the two spellings split identically, and that the
+    character classes (``\\p{L}``, ``\\p{N}``, ``\\s``) agree on every code point except
+    characters newer than Oniguruma's Unicode tables (Unicode 17 at the time of writing).
+
+tiktoken
+    A tiktoken encoding has no merge list: each token's *rank* is both its id and its merge
+    priority, and tiktoken joins any adjacent pair whose concatenation has the lowest
+    rank. That equals our merge order only when ids follow merge order and each token is
+    rebuilt from exactly the pair that created it; :func:`to_tiktoken_params` checks both
+    and refuses clearly otherwise.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import re
+from typing import TYPE_CHECKING, Any
+
+from .files import atomic_write, token_to_str, unicode_to_bytes
+from .pretokenize import GPT4_PATTERN
+
+if TYPE_CHECKING:
+    from .tokenizer import Tokenizer
+
+#: GPT-4's split pattern spelled for Oniguruma: ``\p{N}{1,3}`` instead of ``\p{N}{1,3}+``.
+GPT4_ONIG_PATTERN = GPT4_PATTERN.replace(r"\p{N}{1,3}+", r"\p{N}{1,3}")
+
+#: A possessive counted repeat such as ``{1,3}+``, which Oniguruma reads as a repeat of a repeat.
+_POSSESSIVE_INTERVAL = re.compile(r"(?<!\\p)(?<!\\P)\{\d+(?:,\d*)?\}\+")
+
+
+def onig_pattern(pattern: str) -> str:
+    """``pattern`` spelled so Hugging Face's regex engine (Oniguruma) splits text the same way.
+
+    GPT-2's pattern needs no change and GPT-4's loses one possessive ``+`` (see the module
+    docstring). Any other pattern is passed on unchanged, unless it uses a possessive
+    counted repeat, which would silently change meaning, so that raises ``ValueError``.
+    """
+    if pattern == GPT4_PATTERN:
+        return GPT4_ONIG_PATTERN
+    if _POSSESSIVE_INTERVAL.search(pattern):
+        raise ValueError(
+            "the split pattern uses a possessive counted repeat such as {1,3}+, which "
+            "Hugging Face's regex engine reads as '{1,3} repeated'; rewrite it as an atomic "
+            "group (?>...{1,3}) or a plain {1,3} before exporting"
+        )
+    return pattern
+
+
+def _ordinary_tokens(tokenizer: Tokenizer) -> list[tuple[int, bytes]]:
+    """``(id, bytes)`` of every token except special tokens, in id order.
+
+    Special tokens are exported separately (HF "added tokens", tiktoken ``special_tokens``);
+    one is kept here only if BPE itself needs its bytes (a single byte or a merge result).
+    """
+    special_ids = set(tokenizer.special_tokens.values())
+    needed = {left + right for left, right in tokenizer.merges}
+    return [
+        (token_id, token)
+        for token_id, token in sorted(tokenizer.vocab.items())
+        if token_id not in special_ids or len(token) == 1 or token in needed
+    ]
+
+
+# Hugging Face ---------------------------------------------------------------------------
+
+
+def _decodes_back(content: str) -> bool:
+    """Would HF's ``ByteLevel`` decoder turn this added token back into its own UTF-8?
+
+    The decoder maps each character through GPT-2's byte table when *every* character is
+    in it, else it keeps the token's UTF-8. A token like ``<|é|>`` is all table characters,
+    and ``é`` (U+00E9) stands for the byte 0xE9 there, so it would decode wrongly.
+    """
+    table = unicode_to_bytes()
+    if not all(char in table for char in content):
+        return True
+    return bytes(table[char] for char in content) == content.encode("utf-8")
+
+
+def hf_json(tokenizer: Tokenizer) -> dict[str, Any]:
+    """The ``tokenizer.json`` document (as a dict) for Hugging Face ``tokenizers``."""
+    vocab: dict[str, int] = {}
+    for token_id, token in _ordinary_tokens(tokenizer):
+        key = token_to_str(token)
+        if key in vocab:
+            raise ValueError(
+                f"ids {vocab[key]} and {token_id} have the same bytes {token!r}; a Hugging "
+                "Face vocabulary maps each token string to one id"
+            )
+        vocab[key] = token_id
+    added = []
+    for content, token_id in tokenizer.special_tokens.items():
+        if not _decodes_back(content):
+            raise ValueError(
+                f"special token {content!r} would not decode back through Hugging Face's "
+                "ByteLevel decoder (its characters spell other bytes in GPT-2's byte table)"
+            )
+        # HF gives an added token the id the model has for its text, so the model's vocab
+        # must know the token under its plain text.
+        if vocab.setdefault(content, token_id) != token_id:
+            raise ValueError(
+                f"special token {content!r} (id {token_id}) has the same spelling as "
+                f"ordinary token id {vocab[content]} in the Hugging Face vocabulary"
+            )
+        added.append(
+            {
+                "id": token_id,
+                "content": content,
+                "single_word": False,
+                "lstrip": False,
+                "rstrip": False,
+                "normalized": False,
+                "special": True,
+            }
+        )
+    return {
+        "version": "1.0",
+        "truncation": None,
+        "padding": None,
+        "added_tokens": added,
+        "normalizer": None,
+        "pre_tokenizer": {
+            "type": "Sequence",
+            "pretokenizers": [
+                {
+                    "type": "Split",
+                    "pattern": {"Regex": onig_pattern(tokenizer.pattern)},
+                    "behavior": "Isolated",
+                    "invert": False,
+                },
+                {
+                    "type": "ByteLevel",
+                    "add_prefix_space": False,
+                    "trim_offsets": True,
+                    "use_regex": False,
+                },
+            ],
+        },
+        "post_processor": None,
+        "decoder": {
+            "type": "ByteLevel",
+            "add_prefix_space": False,
+            "trim_offsets": True,
+            "use_regex": False,
+        },
+        "model": {
+            "type": "BPE",
+            "dropout": None,
+            "unk_token": None,
+            "continuing_subword_prefix": None,
+            "end_of_word_suffix": None,
+            "fuse_unk": False,
+            "byte_fallback": False,
+            "ignore_merges": False,
+            "vocab": vocab,
+            "merges": [[token_to_str(a), token_to_str(b)] for a, b in tokenizer.merges],
+        },
+    }
+
+
+def save_hf(tokenizer: Tokenizer, path: str | os.PathLike[str]) -> None:
+    """Write ``tokenizer.json`` for ``tokenizers.Tokenizer.from_file`` (atomically)."""
+    document = hf_json(tokenizer)
+    with atomic_write(path) as file:
+        json.dump(document, file, ensure_ascii=False)
+        file.write("\n")
+
+
+def to_hf(tokenizer: Tokenizer):
+    """A live ``tokenizers.Tokenizer`` (needs the ``tokenizers`` package)."""
+    from tokenizers import Tokenizer as HFTokenizer
+
+    return HFTokenizer.from_str(json.dumps(hf_json(tokenizer)))
+
+
+# tiktoken -------------------------------------------------------------------------------
+
+
+def tiktoken_ranks(tokenizer: Tokenizer) -> dict[bytes, int]:
+    """``{token bytes: rank}`` with rank = id, after checking tiktoken would merge as we do.
+
+    Raises ``ValueError`` when two ids share bytes (a rank table maps bytes to one rank) or
+    when ranks do not reproduce the merges: tiktoken always joins the adjacent pair whose
+    result has the lowest rank, so merge ``k`` must create a higher id than every earlier
+    merge, and each token must be rebuilt from the very pair that made it.
+    """
+    from .openai import merges_from_ranks
+
+    ranks: dict[bytes, int] = {}
+    for token_id, token in _ordinary_tokens(tokenizer):
+        if token in ranks:
+            raise ValueError(
+                f"ids {ranks[token]} and {token_id} share the bytes {token!r}; tiktoken's "
+                "rank table gives each byte string exactly one rank (= id)"
+            )
+        ranks[token] = token_id
+    merged_ids = [ranks[left + right] for left, right in tokenizer.merges]
+    for rank, (before, after) in enumerate(zip(merged_ids, merged_ids[1:])):
+        if after <= before:
+            raise ValueError(
+                f"merge {rank + 1} makes id {after}, lower than id {before} from merge {rank}; "
+                "tiktoken merges in id order, so ids must follow the order merges were learned"
+            )
+    try:
+        rebuilt = merges_from_ranks(ranks)
+    except ValueError as error:
+        raise ValueError(f"tiktoken would not reproduce the merges: {error}") from None
+    if rebuilt != tokenizer.merges:
+        index = next(i for i, (a, b) in enumerate(zip(rebuilt, tokenizer.merges)) if a != b)
+        raise ValueError(
+            f"tiktoken would build token {b''.join(rebuilt[index])!r} from {rebuilt[index]} "
+            f"but merge {index} makes it from {tokenizer.merges[index]}; its rank-based BPE "
+            "would give different ids"
+        )
+    return ranks
+
+
+def to_tiktoken_params(tokenizer: Tokenizer, name: str) -> dict[str, Any]:
+    """Keyword arguments for ``tiktoken.Encoding(**params)``: same ids as ``tokenizer``."""
+    return {
+        "name": name,
+        "pat_str": tokenizer.pattern,
+        "mergeable_ranks": tiktoken_ranks(tokenizer),
+        "special_tokens": dict(tokenizer.special_tokens),
+    }
+
+
+def to_tiktoken(tokenizer: Tokenizer, name: str):
+    """A live ``tiktoken.Encoding`` with the same ids as ``tokenizer``."""
+    import tiktoken
+
+    return tiktoken.Encoding(**to_tiktoken_params(tokenizer, name))
+
+
+def save_tiktoken(tokenizer: Tokenizer, path: str | os.PathLike[str]) -> None:
+    """Write a ``.tiktoken`` rank file (``base64-token rank`` per line), atomically.
+
+    The file holds no pattern and no special tokens (tiktoken keeps those in code), so
+    save them beside it; :func:`bpe_course.openai.load_tiktoken_file` takes both.
+    """
+    ranks = tiktoken_ranks(tokenizer)
+    with atomic_write(path) as file:
+        for token, rank in sorted(ranks.items(), key=lambda item: item[1]):
+            file.write(f"{base64.b64encode(token).decode('ascii')} {rank}\n")
