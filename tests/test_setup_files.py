@@ -1,0 +1,44 @@
+"""The set-up files agree: conda users get the same dependencies as `make test` installs."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+tomllib = pytest.importorskip("tomllib", reason="tomllib needs Python 3.11+")
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _pyproject_requirements() -> set[str]:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    return set(project["dependencies"]) | set(project["optional-dependencies"]["dev"])
+
+
+def _environment_pip_requirements() -> set[str]:
+    lines = (ROOT / "environment.yml").read_text(encoding="utf-8").splitlines()
+    start = lines.index("  - pip:") + 1
+    found = set()
+    for line in lines[start:]:
+        match = re.fullmatch(r"      - (\S+)", line)
+        if not match:
+            break
+        found.add(match.group(1))
+    return found - {"-e", "."} - {"-e ."}
+
+
+def test_environment_yml_lists_the_pyproject_dependencies() -> None:
+    assert _environment_pip_requirements() == _pyproject_requirements()
+
+
+def test_ci_runs_make_test() -> None:
+    script = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert "make test" in script
+
+
+def test_readme_starts_with_the_two_commands() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    head = readme[:1500]
+    assert "make lab" in head and "make test" in head
