@@ -309,3 +309,35 @@ class Tokenizer:
                     )
             merges.append((left, right))
         return cls(vocab, merges, special_tokens, pattern)
+
+    # Exports (thin wrappers; the work and the explanations are in bpe_course/export.py) ---
+
+    def save_hf(self, path: str | os.PathLike[str]) -> None:
+        """Write a Hugging Face ``tokenizer.json`` that encodes exactly as this tokenizer."""
+        from .export import save_hf
+
+        save_hf(self, path)
+
+    def to_hf(self):
+        """This tokenizer as a live ``tokenizers.Tokenizer`` (same ids)."""
+        from .export import to_hf
+
+        return to_hf(self)
+
+    def to_tiktoken_params(self, name: str) -> dict:
+        """Keyword arguments for ``tiktoken.Encoding(**params)`` with the same ids."""
+        from .export import to_tiktoken_params
+
+        return to_tiktoken_params(self, name)
+
+    def to_tiktoken(self, name: str):
+        """This tokenizer as a live ``tiktoken.Encoding`` (same ids)."""
+        from .export import to_tiktoken
+
+        return to_tiktoken(self, name)
+
+    def save_tiktoken(self, path: str | os.PathLike[str]) -> None:
+        """Write a ``.tiktoken`` rank file (special tokens and pattern are not in it)."""
+        from .export import save_tiktoken
+
+        save_tiktoken(self, path)

@@ -99,21 +99,16 @@ def train_from_counts(
 
         delta: dict[tuple[int, int], int] = {}
         for index in pair_words.pop(best):
-            ids = words[index]
-            merged = _merge_word(ids, a, b, new_id)
+            new_pairs: list[tuple[int, int]] = []
+            merged = _merge_word(words[index], a, b, new_id, freqs[index], delta, new_pairs)
             if merged is None:
                 continue  # this word lost the pair to an earlier merge
-            freq = freqs[index]
-            for pair in zip(ids, ids[1:]):
-                delta[pair] = delta.get(pair, 0) - freq
-            for pair in zip(merged, merged[1:]):
-                delta[pair] = delta.get(pair, 0) + freq
-                if new_id in pair:
-                    if pair in pair_words:
-                        pair_words[pair].add(index)
-                    else:
-                        pair_words[pair] = {index}
             words[index] = merged
+            for pair in new_pairs:
+                if pair in pair_words:
+                    pair_words[pair].add(index)
+                else:
+                    pair_words[pair] = {index}
 
         for pair, change in delta.items():
             if change == 0:
@@ -149,21 +144,58 @@ def _pop_best(
     return None
 
 
-def _merge_word(ids: list[int], a: int, b: int, new_id: int) -> list[int] | None:
-    """``ids`` with every ``a, b`` replaced by ``new_id``, or None if it has no such pair."""
+def _merge_word(
+    ids: list[int],
+    a: int,
+    b: int,
+    new_id: int,
+    freq: int,
+    delta: dict[tuple[int, int], int],
+    new_pairs: list[tuple[int, int]],
+) -> list[int] | None:
+    """Merge every ``a, b`` in ``ids`` into ``new_id``, recording pair-count changes in ``delta``
+    and the pairs that now contain ``new_id`` in ``new_pairs``.
+
+    Only the pairs touching a merge change: with ``x a b y`` becoming ``x N y`` the pairs
+    ``(x, a)``, ``(a, b)`` and ``(b, y)`` lose ``freq`` and ``(x, N)`` and ``(N, y)`` gain it.
+    The left neighbour is read from the *new* word, so in ``a b a b`` the second merge takes
+    back the ``(N, a)`` the first one added. Words can be very long (a run of spaces, a
+    base64 blob), so we never rescan a whole word's pairs. Returns None if ``a, b`` is absent.
+    """
     merged: list[int] = []
-    found = False
-    i = 0
+    start = 0
     last = len(ids) - 1
-    while i <= last:
-        if ids[i] == a and i < last and ids[i + 1] == b:
-            merged.append(new_id)
-            found = True
-            i += 2
-        else:
-            merged.append(ids[i])
-            i += 1
-    return merged if found else None
+    found = False
+    while True:
+        try:
+            i = ids.index(a, start)
+        except ValueError:
+            break
+        if i >= last:
+            break
+        if ids[i + 1] != b:
+            merged.extend(ids[start : i + 1])
+            start = i + 1
+            continue
+        merged.extend(ids[start:i])
+        delta[a, b] = delta.get((a, b), 0) - freq
+        if merged:
+            left = merged[-1]
+            delta[left, a] = delta.get((left, a), 0) - freq
+            delta[left, new_id] = delta.get((left, new_id), 0) + freq
+            new_pairs.append((left, new_id))
+        if i + 2 <= last:
+            right = ids[i + 2]
+            delta[b, right] = delta.get((b, right), 0) - freq
+            delta[new_id, right] = delta.get((new_id, right), 0) + freq
+            new_pairs.append((new_id, right))
+        merged.append(new_id)
+        start = i + 2
+        found = True
+    if not found:
+        return None
+    merged.extend(ids[start:])
+    return merged
 
 
 def _merge_bar(enabled: bool, total: int):
