@@ -27,9 +27,12 @@ from .utf8 import decode_strict
 #: more than it saves.
 PARALLEL_THRESHOLD = 2 * 1024 * 1024
 
-#: How many bytes each worker task reads at once. This, not the file size, bounds the
+#: The most bytes one worker task reads at once. This, not the file size, bounds the
 #: memory of a worker.
 CHUNK_BYTES = 4 * 1024 * 1024
+
+#: The fewest bytes per task: smaller tasks would cost more in start-up than they save.
+MIN_CHUNK_BYTES = 256 * 1024
 
 #: A newline between two visible ASCII characters: a safe cut for GPT-2 and GPT-4 patterns.
 _SAFE_NEWLINE = regex.compile(rb"[!-~]\n(?=[!-~])")
@@ -117,17 +120,22 @@ def count_file_pretokens(
     num_processes: int | None = None,
     progress: bool = False,
     errors: str = "strict",
-    chunk_bytes: int = CHUNK_BYTES,
+    chunk_bytes: int | None = None,
 ) -> Counter[str]:
     """Pretoken counts of every file in ``paths``, counted by ``num_processes`` workers.
 
     ``num_processes=None`` uses every core; ``1`` counts in this process. Small inputs
     are always counted here, since starting workers would cost more than it saves.
+    ``chunk_bytes=None`` picks about four tasks per worker (so no worker idles while
+    another finishes a big last chunk), between ``MIN_CHUNK_BYTES`` and ``CHUNK_BYTES``.
     """
     if num_processes is None:
         num_processes = os.cpu_count() or 1
     if num_processes < 1:
         raise ValueError(f"num_processes must be at least 1, got {num_processes}")
+    if chunk_bytes is None:
+        total_size = sum(os.path.getsize(path) for path in paths)
+        chunk_bytes = min(CHUNK_BYTES, max(MIN_CHUNK_BYTES, total_size // (4 * num_processes)))
     tasks = []
     for path in paths:
         bounds = find_chunk_boundaries(path, chunk_bytes, special_tokens, pattern)
