@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 from collections import Counter
 from collections.abc import Sequence
 
@@ -153,12 +154,18 @@ def count_file_pretokens(
             bar.update(done)
     else:
         workers = min(num_processes, len(tasks))
-        with multiprocessing.get_context().Pool(workers) as pool:
+        with multiprocessing.get_context().Pool(workers, initializer=_ignore_interrupts) as pool:
             for done, chunk_counts in pool.imap_unordered(_count_chunk_task, tasks):
                 counts.update(chunk_counts)
                 bar.update(done)
     bar.close()
     return counts
+
+
+def _ignore_interrupts() -> None:
+    """Workers ignore Ctrl-C: the main process gets it, stops the pool and reports once,
+    instead of every worker printing its own traceback."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 class _NoBar:

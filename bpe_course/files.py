@@ -74,6 +74,10 @@ def atomic_write(path: str | os.PathLike[str], mode: str = "w") -> Iterator:
             yield f
             f.flush()
             os.fsync(f.fileno())
+        # mkstemp makes the file private (0600); give it the permissions a plain open() would.
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(temporary, 0o666 & ~umask)
         os.replace(temporary, path)
     except BaseException:
         try:

@@ -1,0 +1,327 @@
+"""The command line, in-process (``main([...])``) and as ``python -m bpe_course``."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import tiktoken
+from tiktoken.load import load_tiktoken_bpe
+from tokenizers import Tokenizer as HFTokenizer
+
+from bpe_course import GPT4_PATTERN, Tokenizer
+from bpe_course import train as train_module
+from bpe_course.cli import OUTPUT_FILES, load_tokenizer, main
+from bpe_course.data import english_prose
+
+ENDOFTEXT = "<|endoftext|>"
+SAMPLE = "Hello   world, it's 2024!\r\n\tdef f(x): return x**2  # 你好 🙂<|endoftext|>bye\n"
+ANSI_CODE = re.compile(r"\x1b\[[0-9;]*m")
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("corpus") / "corpus.txt"
+    path.write_text(english_prose(60_000).replace("\n\n\n", ENDOFTEXT), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def trained_dir(corpus, tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("trained") / "tok"
+    args = ["train", str(corpus), "--vocab-size", "500", "--special-tokens", ENDOFTEXT,
+            "--pattern", "gpt4", "--processes", "1", "--out", str(out), "--quiet"]
+    assert main(args) == 0
+    return out
+
+
+def run(args: list[str], stdin: bytes = b"", capsysbinary=None, monkeypatch=None):
+    """``main(args)`` with ``stdin``; returns (exit code, stdout bytes, stderr text)."""
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8"))
+    code = main(args)
+    out, err = capsysbinary.readouterr()
+    return code, out, err.decode("utf-8")
+
+
+@pytest.fixture
+def cli(capsysbinary, monkeypatch):
+    return lambda args, stdin=b"": run(args, stdin, capsysbinary, monkeypatch)
+
+
+def python_m(*args: str, stdin: bytes = b"", cwd: Path | None = None):
+    return subprocess.run(
+        [sys.executable, "-m", "bpe_course", *args],
+        input=stdin, capture_output=True, cwd=cwd, timeout=120,
+    )
+
+
+def assert_one_line_error(err: str) -> None:
+    assert err.startswith("bpe-course: error: ") or "usage:" in err
+    assert "Traceback" not in err
+
+
+# Train ------------------------------------------------------------------------------------
+
+
+def test_train_writes_files_that_every_library_loads(trained_dir):
+    assert sorted(p.name for p in trained_dir.iterdir()) == sorted(OUTPUT_FILES)
+    config = json.loads((trained_dir / "config.json").read_text())
+    assert config == {"pattern": "gpt4", "special_tokens": [ENDOFTEXT], "vocab_size": 500,
+                      "merges": 243}
+    ours = Tokenizer.from_files(trained_dir / "vocab.json", trained_dir / "merges.txt",
+                                [ENDOFTEXT], GPT4_PATTERN)
+    assert load_tokenizer(str(trained_dir)).vocab == ours.vocab
+    hf = HFTokenizer.from_file(str(trained_dir / "tokenizer.json"))
+    encoding = tiktoken.Encoding(
+        name="trained", pat_str=GPT4_PATTERN,
+        mergeable_ranks=load_tiktoken_bpe(str(trained_dir / "tokenizer.tiktoken")),
+        special_tokens=ours.special_tokens,
+    )
+    for text in (SAMPLE, english_prose(20_000)):
+        ids = ours.encode(text)
+        assert hf.encode(text).ids == ids
+        assert encoding.encode(text, allowed_special="all") == ids
+    assert (trained_dir / "vocab.json").stat().st_mode & 0o044  # readable, not 0600
+
+
+def test_train_prints_a_summary(corpus, tmp_path, cli):
+    code, out, err = cli(["train", str(corpus), "--vocab-size", "300", "--out",
+                          str(tmp_path / "t"), "--quiet"])
+    assert code == 0
+    text = out.decode()
+    assert "learned 44 merges" in text and "bytes per token on the corpus" in text
+    assert (tmp_path / "t" / "tokenizer.json").is_file()
+
+
+def test_train_over_an_existing_folder_replaces_the_files(corpus, tmp_path, cli):
+    out = tmp_path / "t"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine")
+    assert cli(["train", str(corpus), "--vocab-size", "260", "--out", str(out), "--quiet"])[0] == 0
+    assert sorted(p.name for p in out.iterdir()) == sorted([*OUTPUT_FILES, "notes.txt"])
+    assert [p.name for p in tmp_path.iterdir()] == ["t"]  # no staging folder left
+
+
+def test_train_as_a_subprocess_then_encode_decode_show(corpus, tmp_path):
+    out = tmp_path / "tok"
+    result = python_m("train", str(corpus), "--vocab-size", "400", "--special-tokens",
+                      ENDOFTEXT, "--out", str(out))
+    assert result.returncode == 0, result.stderr.decode()
+    assert b"merges" in result.stderr  # the progress bars
+    sample = tmp_path / "sample.txt"
+    sample.write_bytes(SAMPLE.encode())
+
+    encoded = python_m("encode", "--tokenizer", str(out), str(sample))
+    assert encoded.returncode == 0, encoded.stderr.decode()
+    ids = [int(word) for word in encoded.stdout.split()]
+    assert ids == load_tokenizer(str(out)).encode(SAMPLE)
+
+    decoded = python_m("decode", "--tokenizer", str(out), stdin=encoded.stdout)
+    assert decoded.returncode == 0
+    assert decoded.stdout == SAMPLE.encode()  # \r\n and all, byte for byte
+
+    shown = python_m("show", "--tokenizer", str(out), "--text", "hello there")
+    assert ANSI_CODE.sub("", shown.stdout.decode()) == "hello there\n"
+
+
+# Encode, decode, show ---------------------------------------------------------------------
+
+
+def test_encode_file_and_stdin(trained_dir, tmp_path, cli):
+    ours = load_tokenizer(str(trained_dir))
+    path = tmp_path / "in.txt"
+    path.write_bytes(SAMPLE.encode())
+    expected = " ".join(map(str, ours.encode(SAMPLE))) + "\n"
+    assert cli(["encode", "--tokenizer", str(trained_dir), str(path)])[1].decode() == expected
+    assert cli(["encode", "--tokenizer", str(trained_dir)], SAMPLE.encode())[1].decode() == expected
+    code, out, _ = cli(["encode", "--tokenizer", str(trained_dir), "--count", str(path)])
+    assert (code, out) == (0, f"{len(ours.encode(SAMPLE))}\n".encode())
+
+
+def test_encode_long_input_streams_in_batches(trained_dir, cli):
+    text = english_prose(120_000)
+    code, out, _ = cli(["encode", "--tokenizer", str(trained_dir)], text.encode())
+    assert code == 0
+    assert [int(w) for w in out.split()] == load_tokenizer(str(trained_dir)).encode(text)
+    assert out.count(b"  ") == 0 and out.endswith(b"\n")
+
+
+def test_builtin_tokenizers_match_tiktoken(cli, tiktoken_gpt2):
+    code, out, _ = cli(["encode", "--tokenizer", "gpt2"], SAMPLE.encode())
+    assert code == 0
+    assert [int(w) for w in out.split()] == tiktoken_gpt2.encode(SAMPLE, allowed_special="all")
+    code, out, _ = cli(["decode", "--tokenizer", "gpt2", "15496", "11", "995", "0"])
+    assert (code, out) == (0, b"Hello, world!")
+
+
+def test_show(cli):
+    code, out, err = cli(["show", "--tokenizer", "gpt2", "--text", "a <b> & c"])
+    assert code == 0
+    assert "\x1b[" in out.decode()
+    assert ANSI_CODE.sub("", out.decode()) == "a <b> & c\n"
+    assert "tokens" in err
+    code, out, _ = cli(["show", "--tokenizer", "gpt2"], b"from stdin")
+    assert ANSI_CODE.sub("", out.decode()) == "from stdin\n"
+
+
+# Mistakes -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "message"),
+    [
+        (["train", "missing.txt", "--vocab-size", "300", "--out", "o"], 2, "not found"),
+        (["train", "{corpus}", "--vocab-size", "100", "--out", "o"], 2, "vocab-size"),
+        (["train", "{corpus}", "--vocab-size", "ten", "--out", "o"], 2, "invalid int"),
+        (["train", "{corpus}", "--vocab-size", "300", "--pattern", "gpt9", "--out", "o"], 2,
+         "invalid choice"),
+        (["train", "{corpus}", "--vocab-size", "300"], 2, "--out"),
+        (["train", "{corpus}", "--vocab-size", "300", "--special-tokens", "<s>", "<s>",
+          "--out", "o"], 2, "more than once"),
+        (["train", "{corpus}", "--vocab-size", "300", "--processes", "0", "--out", "o"], 2,
+         "--processes"),
+        (["encode", "--tokenizer", "no-such-folder", "{corpus}"], 2, "no such folder"),
+        (["encode", "--tokenizer", "{empty}", "{corpus}"], 1, "no vocab.json"),
+        (["encode", "--tokenizer", "gpt2", "missing.txt"], 2, "not found"),
+        (["encode", "--tokenizer", "gpt2", "{bad_utf8}"], 1, "not valid UTF-8 at byte offset 3"),
+        (["decode", "--tokenizer", "gpt2", "1", "99999999"], 1, "unknown token id 99999999"),
+        (["decode", "--tokenizer", "gpt2", "1", "x"], 1, "'x' is not a token id"),
+        (["decode", "--tokenizer", "gpt2", "-5"], 1, "unknown token id -5"),
+        (["show", "--tokenizer", "gpt2", "--text", "a", "{corpus}"], 2, "not both"),
+        ([], 2, "required"),
+    ],
+)
+def test_mistakes_get_one_line_and_an_exit_code(args, code, message, corpus, tmp_path, cli,
+                                                monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "bad.txt").write_bytes(b"abc\xff\xfedef")
+    names = {"corpus": str(corpus), "empty": "empty", "bad_utf8": "bad.txt"}
+    got, out, err = cli([arg.format(**names) for arg in args])
+    assert got == code
+    assert message in err
+    assert_one_line_error(err)
+    assert not (tmp_path / "o").exists()
+
+
+def test_broken_tokenizer_folder(tmp_path, cli):
+    (tmp_path / "vocab.json").write_text("{not json")
+    code, _, err = cli(["decode", "--tokenizer", str(tmp_path), "1"])
+    assert code == 1 and "not a valid JSON vocabulary" in err
+    assert err.count("\n") == 1
+
+
+def test_hand_edited_config_is_checked(trained_dir, tmp_path, cli):
+    import shutil
+
+    folder = tmp_path / "tok"
+    shutil.copytree(trained_dir, folder)
+    (folder / "config.json").write_text('{"pattern": "gpt4", "special_tokens": "<|x|>"}')
+    code, _, err = cli(["decode", "--tokenizer", str(folder), "1"])
+    assert code == 1 and "must be a list of strings" in err
+    (folder / "config.json").write_text('{"pattern": "gpt7"}')
+    code, _, err = cli(["decode", "--tokenizer", str(folder), "1"])
+    assert code == 1 and "unknown pattern 'gpt7'" in err
+
+
+def test_invalid_utf8_corpus(tmp_path, cli):
+    corpus = tmp_path / "bad.txt"
+    corpus.write_bytes(b"fine text\n" * 10 + b"\xc3(")
+    code, _, err = cli(["train", str(corpus), "--vocab-size", "300", "--out",
+                        str(tmp_path / "o"), "--quiet"])
+    assert code == 1 and "not valid UTF-8 at byte offset 100" in err
+    assert not (tmp_path / "o").exists()
+
+
+def test_mistake_as_a_subprocess(tmp_path):
+    result = python_m("train", "missing.txt", "--vocab-size", "300", "--out", "o", cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.decode() == "bpe-course: error: corpus file not found: missing.txt\n"
+
+
+# Interrupted or failed training leaves nothing half-written ----------------------------------
+
+
+def leftovers(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir())
+
+
+def test_ctrl_c_during_training_writes_nothing(corpus, tmp_path, cli, monkeypatch):
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(train_module, "train_bpe", interrupted)
+    code, _, err = cli(["train", str(corpus), "--vocab-size", "300", "--out",
+                        str(tmp_path / "o"), "--quiet"])
+    assert code == 130 and "interrupted; nothing was written" in err
+    assert leftovers(tmp_path) == []
+
+
+@pytest.mark.parametrize("error", [KeyboardInterrupt, OSError("No space left on device")])
+@pytest.mark.parametrize("existing", [False, True])
+def test_failure_while_writing_leaves_the_folder_as_it_was(error, existing, corpus, tmp_path,
+                                                           cli, monkeypatch):
+    from bpe_course import export
+
+    out = tmp_path / "o"
+    if existing:
+        out.mkdir()
+        (out / "vocab.json").write_text("old")
+
+    def failing(*args, **kwargs):
+        raise error
+
+    # The tiktoken file is written after vocab.json, merges.txt and tokenizer.json.
+    monkeypatch.setattr(export, "save_tiktoken", failing)
+    code, _, err = cli(["train", str(corpus), "--vocab-size", "300", "--out", str(out),
+                        "--quiet"])
+    assert code == (130 if error is KeyboardInterrupt else 1)
+    assert_one_line_error(err)
+    assert leftovers(tmp_path) == (["o"] if existing else [])
+    if existing:
+        assert leftovers(out) == ["vocab.json"]
+        assert (out / "vocab.json").read_text() == "old"
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs POSIX process groups")
+def test_real_ctrl_c_stops_workers_quietly(tmp_path):
+    """Send SIGINT to the whole process group, as a terminal's Ctrl-C does."""
+    import os
+    import signal
+
+    corpus = tmp_path / "big.txt"
+    corpus.write_text((english_prose() + ENDOFTEXT) * 14, encoding="utf-8")  # ~6.5 MB
+    process = subprocess.Popen(
+        [sys.executable, "-m", "bpe_course", "train", str(corpus), "--vocab-size", "5000",
+         "--special-tokens", ENDOFTEXT, "--processes", "2", "--out", str(tmp_path / "o")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+    )
+    seen = b""
+    while seen.count(b"B/s]") < 2:  # the bar has moved once: the workers are counting
+        seen += process.stderr.read(1) or b"B/s]B/s]"
+    os.killpg(process.pid, signal.SIGINT)
+    _, err = process.communicate(timeout=60)
+    if process.returncode == 0:
+        pytest.skip("training finished before the signal arrived")
+    assert process.returncode == 130
+    assert "interrupted; nothing was written" in err.decode()
+    assert "Traceback" not in err.decode()
+    assert leftovers(tmp_path) == ["big.txt"]
+
+
+def test_reading_utf8_in_small_blocks(monkeypatch):
+    from bpe_course import cli as cli_module
+    from bpe_course.utf8 import InvalidUtf8Error
+
+    monkeypatch.setattr(cli_module, "READ_BLOCK", 3)
+    text = "añb你🙂\r\nz"
+    assert "".join(cli_module.iter_utf8(io.BytesIO(text.encode()), "t")) == text
+    data = "añb你".encode() + b"\xe4\xbd" + b"x"  # a character cut short, across blocks
+    with pytest.raises(InvalidUtf8Error) as caught:
+        list(cli_module.iter_utf8(io.BytesIO(data), "t"))
+    assert caught.value.offset == len("añb你".encode())

@@ -1,0 +1,283 @@
+"""Exports to Hugging Face ``tokenizers`` and ``tiktoken`` give exactly our ids."""
+
+from __future__ import annotations
+
+import json
+import unicodedata
+
+import pytest
+import regex
+import tiktoken
+from hypothesis import given
+from strategies import special_text
+from tiktoken.load import load_tiktoken_bpe
+from tokenizers import Regex, decoders, models, pre_tokenizers
+from tokenizers import Tokenizer as HFTokenizer
+
+from bpe_course import GPT2_PATTERN, GPT4_PATTERN, Tokenizer, pretokenize
+from bpe_course.data import english_prose, python_source
+from bpe_course.export import GPT4_ONIG_PATTERN, hf_json, onig_pattern
+from bpe_course.openai import load_tiktoken_file
+from bpe_course.pretokenize import count_pretokens
+from bpe_course.train import train_from_counts
+from bpe_course.utf8 import byte_vocab
+
+SPECIALS = ["<|endoftext|>", "<|endoftext|><|endoftext|>", "<|user turn|>"]
+
+VARIED = [
+    "",
+    "Hello, world!",
+    "   leading spaces and trailing   ",
+    "tabs\tand\t\tmore\n\n\n  newlines \r\n\r\nwindows\r\n",
+    "I'm, you're, he's, THEY'LL, we'VE, it'd, I'M",
+    "numbers 1 12 123 1234 12345 3.14159 1,000,000 ٣٤٥٦ ½",
+    "emoji 😀👍🏽 👨\u200d👩\u200d👧 🇫🇷 1\ufe0f\u20e3",
+    "中文字符和日本語のテキスト、한국어 텍스트",
+    "Ünïcödé naïve café ß ſ Ǆ e\u0301",
+    "def f(x):\n    return x ** 2  # square\n\n\nclass A:\n\tpass\n",
+    "if (a < b && c > d) { x = y; } // <tag attr='v'>",
+    "<|endoftext|>starts<|endoftext|><|endoftext|>and<|user turn|>ends<|endoftext|>",
+    "<|endoftext broken <| |> <|endoftext|",
+    "\x00\x01\x1f\x7f \u200b\ufffd \u00a0\u3000\u2028",
+]
+
+
+def assigned_only(text: str) -> str:
+    """Drop code points this Python's Unicode tables do not assign (see test_classes_agree)."""
+    return "".join(char for char in text if unicodedata.category(char) != "Cn")
+
+
+hard_text = special_text.map(assigned_only)
+
+
+def train(pattern: str) -> Tokenizer:
+    text = english_prose(150_000) + "<|endoftext|>" + python_source(60_000)
+    counts = count_pretokens(text, SPECIALS, pattern)
+    vocab, merges = train_from_counts(counts, 256 + len(SPECIALS) + 800, SPECIALS)
+    return Tokenizer(vocab, merges, SPECIALS, pattern)
+
+
+@pytest.fixture(scope="module", params=["gpt2", "gpt4"])
+def trained(request) -> Tokenizer:
+    return train(GPT2_PATTERN if request.param == "gpt2" else GPT4_PATTERN)
+
+
+@pytest.fixture(scope="module")
+def real_texts() -> list[str]:
+    return [english_prose(), python_source(300_000)]
+
+
+@pytest.fixture(scope="module")
+def exported(trained, tmp_path_factory):
+    """The trained tokenizer saved to disk and loaded back by HF and by tiktoken."""
+    folder = tmp_path_factory.mktemp("export")
+    trained.save_hf(folder / "tokenizer.json")
+    hf = HFTokenizer.from_file(str(folder / "tokenizer.json"))
+    encoding = tiktoken.Encoding(**trained.to_tiktoken_params("trained"))
+    return trained, hf, encoding
+
+
+def check_same_ids(ours: Tokenizer, hf, encoding, text: str) -> None:
+    ids = ours.encode(text)
+    assert hf.encode(text).ids == ids
+    assert hf.decode(ids, skip_special_tokens=False) == text
+    if encoding is not None:
+        assert encoding.encode(text, allowed_special="all") == ids
+        assert encoding.decode(ids) == text
+
+
+# The regex ---------------------------------------------------------------------------------
+
+
+def hf_split(pattern: str, text: str) -> list[str]:
+    splitter = pre_tokenizers.Split(Regex(onig_pattern(pattern)), behavior="isolated")
+    return [piece for piece, _ in splitter.pre_tokenize_str(text)]
+
+
+def test_gpt4_pattern_needs_the_onig_spelling():
+    # Oniguruma reads {1,3}+ as "{1,3}, repeated": numbers would not be cut in threes.
+    raw = pre_tokenizers.Split(Regex(GPT4_PATTERN), behavior="isolated")
+    assert [piece for piece, _ in raw.pre_tokenize_str("12345678")] == ["12345678"]
+    assert hf_split(GPT4_PATTERN, "12345678") == ["123", "456", "78"]
+    assert onig_pattern(GPT2_PATTERN) == GPT2_PATTERN
+    assert GPT4_ONIG_PATTERN != GPT4_PATTERN
+    with pytest.raises(ValueError, match="possessive counted repeat"):
+        onig_pattern(r"\d{1,3}+|\p{L}+")
+
+
+def test_classes_agree_on_every_code_point():
+    """``\\p{L}``, ``\\p{N}`` and ``\\s`` mean the same in both engines, code point by code point.
+
+    Planes 0-3 and 14 hold every assigned character. The only disagreements are characters
+    newer than Oniguruma's Unicode tables, which this Python does not assign either; the
+    property tests leave those out.
+    """
+    code_points = [c for c in range(0x40000) if not 0xD800 <= c < 0xE000]
+    text = "".join(map(chr, code_points + list(range(0xE0000, 0xF0000))))
+    disagree: set[str] = set()
+    for cls in (r"\p{L}+", r"\p{N}+", r"\s+"):
+        kept = pre_tokenizers.Split(Regex(cls), behavior="removed").pre_tokenize_str(text)
+        disagree |= set().union(*(piece for piece, _ in kept)) ^ set(regex.sub(cls, "", text))
+    assert len(disagree) < 20_000
+    if tuple(map(int, unicodedata.unidata_version.split("."))) < (17,):
+        assert all(unicodedata.category(char) == "Cn" for char in disagree)
+
+
+@pytest.mark.parametrize("pattern", [GPT2_PATTERN, GPT4_PATTERN], ids=["gpt2", "gpt4"])
+def test_splits_agree_on_varied_and_real_text(pattern, real_texts):
+    for text in VARIED + real_texts:
+        assert hf_split(pattern, text) == pretokenize(text, pattern)
+
+
+@given(text=hard_text)
+def test_splits_agree_on_generated_text(text):
+    for pattern in (GPT2_PATTERN, GPT4_PATTERN):
+        assert hf_split(pattern, text) == pretokenize(text, pattern)
+
+
+# Hugging Face and tiktoken round trips ------------------------------------------------------
+
+
+def test_trained_round_trips(exported, real_texts):
+    ours, hf, encoding = exported
+    for text in VARIED + real_texts:
+        check_same_ids(ours, hf, encoding, text)
+
+
+@given(text=hard_text)
+def test_trained_round_trips_generated(exported, text):
+    check_same_ids(*exported, text)
+
+
+def test_partial_characters_decode_like_ours(exported):
+    ours, hf, encoding = exported
+    ids = ours.encode("😀中文 naïve 👍🏽")
+    for end in range(len(ids) + 1):
+        assert hf.decode(ids[:end]) == ours.decode(ids[:end])
+        assert encoding.decode(ids[:end]) == ours.decode(ids[:end])
+
+
+def test_special_tokens_are_added_special_tokens(exported):
+    ours, hf, _ = exported
+    document = json.loads(hf.to_str())
+    added = {token["content"]: token["id"] for token in document["added_tokens"]}
+    assert added == ours.special_tokens
+    assert all(token["special"] and not token["normalized"] for token in document["added_tokens"])
+    assert document["model"]["ignore_merges"] is True
+
+
+def test_json_matches_what_the_library_builds(trained):
+    """Our hand-written document has the same shape as one built with the tokenizers API."""
+    ours = hf_json(trained)
+    model = models.BPE(vocab={"a": 0}, merges=[], ignore_merges=False)
+    built = HFTokenizer(model)
+    built.pre_tokenizer = pre_tokenizers.Sequence(
+        [
+            pre_tokenizers.Split(Regex("a"), behavior="isolated"),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+        ]
+    )
+    built.decoder = decoders.ByteLevel()
+    reference = json.loads(built.to_str())
+
+    def shape(node):
+        if isinstance(node, dict):
+            return {key: shape(value) for key, value in node.items() if key not in ("vocab",)}
+        if isinstance(node, list):
+            return [shape(node[0])] if node else []
+        return type(node).__name__
+
+    for key in ("pre_tokenizer", "model"):
+        assert set(ours[key]) == set(reference[key])
+    assert shape(ours["pre_tokenizer"]) == shape(reference["pre_tokenizer"])
+    assert set(ours) == set(reference)
+
+
+def test_tiktoken_file_round_trip(trained, tmp_path):
+    path = tmp_path / "trained.tiktoken"
+    trained.save_tiktoken(path)
+    ranks = load_tiktoken_bpe(str(path))
+    assert ranks == trained.to_tiktoken_params("x")["mergeable_ranks"]
+    assert all(rank == trained._ids_of[token] for token, rank in ranks.items())
+    again = load_tiktoken_file(path, trained.pattern, trained.special_tokens)
+    assert again.vocab == trained.vocab
+    assert again.merges == trained.merges
+    assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".tmp")]
+
+
+# OpenAI's tokenizers ------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def gpt2_hf(gpt2_tokenizer):
+    return gpt2_tokenizer.to_hf()
+
+
+def test_gpt2_export_equals_tiktoken(gpt2_tokenizer, gpt2_hf, tiktoken_gpt2, real_texts):
+    for text in VARIED + real_texts:
+        expected = tiktoken_gpt2.encode(text, allowed_special="all")
+        assert gpt2_hf.encode(text).ids == expected
+        assert gpt2_tokenizer.encode(text) == expected
+        assert gpt2_hf.decode(expected, skip_special_tokens=False) == text
+
+
+@given(text=hard_text)
+def test_gpt2_export_equals_tiktoken_generated(gpt2_hf, tiktoken_gpt2, text):
+    assert gpt2_hf.encode(text).ids == tiktoken_gpt2.encode(text, allowed_special="all")
+
+
+def test_gpt2_tiktoken_params_equal_tiktoken(gpt2_tokenizer, tiktoken_gpt2):
+    params = gpt2_tokenizer.to_tiktoken_params("gpt2-again")
+    assert params["mergeable_ranks"] == tiktoken_gpt2._mergeable_ranks
+    assert params["special_tokens"] == {"<|endoftext|>": 50256}
+
+
+def test_cl100k_export_equals_tiktoken(cl100k_tokenizer, tiktoken_cl100k):
+    hf = cl100k_tokenizer.to_hf()
+    for text in [*VARIED, english_prose(100_000), python_source(100_000)]:
+        assert hf.encode(text).ids == tiktoken_cl100k.encode(text, allowed_special="all")
+
+
+# Refusals -----------------------------------------------------------------------------------
+
+
+def hand_made(merges: list[tuple[bytes, bytes]], ids: list[int]) -> Tokenizer:
+    vocab = byte_vocab()
+    for (left, right), token_id in zip(merges, ids):
+        vocab[token_id] = left + right
+    return Tokenizer(vocab, merges)
+
+
+def test_whole_token_shortcut_matches_ours():
+    # "abc" is a token, but the merges never build it from "abc": b+c comes first and
+    # (a, bc) is not a merge. Our encoder, like tiktoken, answers a pretoken that is a whole
+    # token with that token; HF does so only with ignore_merges, which the export sets.
+    ours = hand_made([(b"b", b"c"), (b"a", b"b"), (b"ab", b"c")], [256, 257, 258])
+    hf = ours.to_hf()
+    assert ours.encode("abc") == hf.encode("abc").ids == [258]
+    assert ours.encode("xabc") == hf.encode("xabc").ids == [120, 97, 256]
+    # tiktoken would join (a, bc) into rank 258 inside "xabc", so the export is refused.
+    with pytest.raises(ValueError, match="tiktoken would"):
+        ours.to_tiktoken_params("x")
+
+
+def test_tiktoken_refuses_ids_out_of_merge_order():
+    ours = hand_made([(b"a", b"b"), (b"ab", b"c")], [300, 299])
+    assert ours.to_hf().encode("abc").ids == ours.encode("abc") == [299]
+    with pytest.raises(ValueError, match="follow the order merges were learned"):
+        ours.to_tiktoken_params("x")
+
+
+def test_exports_refuse_duplicate_bytes():
+    vocab = byte_vocab()
+    vocab[256] = b"a"
+    ours = Tokenizer(vocab, [])
+    with pytest.raises(ValueError, match="share the bytes"):
+        ours.to_tiktoken_params("x")
+    with pytest.raises(ValueError, match="same bytes"):
+        hf_json(ours)
+
+
+def test_hf_refuses_special_tokens_it_would_decode_wrongly():
+    with pytest.raises(ValueError, match="decode back"):
+        hf_json(Tokenizer(byte_vocab(), [], ["<|é|>"]))
