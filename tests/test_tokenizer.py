@@ -1,0 +1,281 @@
+"""Encoding and decoding: merge order, special tokens, streaming, round trips."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from strategies import ENDOFTEXT, any_text, nasty_text, special_text, split_points
+
+from bpe_course import GPT2_PATTERN, Tokenizer, merge, pretokenize
+from bpe_course import tokenizer as tokenizer_module
+from bpe_course.data import english_prose
+from bpe_course.utf8 import byte_vocab
+
+
+def tokenizer_with(merges: list[tuple[bytes, bytes]], special_tokens=None) -> Tokenizer:
+    """A tokenizer whose ids are the 256 bytes, then one id per merge, then specials."""
+    vocab = byte_vocab()
+    for left, right in merges:
+        vocab[len(vocab)] = left + right
+    return Tokenizer(vocab, merges, special_tokens)
+
+
+def replay_merges(tokenizer: Tokenizer, text: str) -> list[int]:
+    """Encode ``text`` (no special tokens) the slow way: every merge, in training order.
+
+    For a trained tokenizer this is exactly what training did to each pretoken, so it is
+    an independent definition of what ``encode`` must return.
+    """
+    id_of = {token: token_id for token_id, token in tokenizer.vocab.items()}
+    ids: list[int] = []
+    for piece in pretokenize(text, tokenizer.pattern):
+        word = [id_of[bytes([byte])] for byte in piece.encode("utf-8")]
+        for left, right in tokenizer.merges:
+            word = merge(word, (id_of[left], id_of[right]), id_of[left + right])
+        ids.extend(word)
+    return ids
+
+
+# Merges ------------------------------------------------------------------------------------
+
+
+def test_the_earliest_learned_merge_wins_not_the_leftmost():
+    # (b, c) was learned first, so "abc" is a + bc, even though "ab" comes first in the text.
+    tokenizer = tokenizer_with([(b"b", b"c"), (b"a", b"b")])
+    assert tokenizer.encode("abc") == [ord("a"), 256]
+    tokenizer = tokenizer_with([(b"a", b"b"), (b"b", b"c")])
+    assert tokenizer.encode("abc") == [256, ord("c")]
+
+
+def test_merges_build_on_each_other():
+    tokenizer = tokenizer_with([(b"s", b"t"), (b"e", b"st"), (b"l", b"o"), (b"lo", b"w")])
+    assert tokenizer.encode("lowest") == [259, 257]
+    assert tokenizer.decode([259, 257]) == "lowest"
+
+
+def test_merges_never_cross_pretokens():
+    tokenizer = tokenizer_with([(b"a", b" ")])  # "a " is never one pretoken
+    assert tokenizer.encode("a b") == [ord("a"), ord(" "), ord("b")]
+
+
+def test_unmergeable_text_is_its_bytes():
+    tokenizer = tokenizer_with([])
+    assert tokenizer.encode("héllo") == list("héllo".encode())
+    assert tokenizer.encode("") == []
+
+
+@given(text=any_text)
+def test_encode_equals_replaying_every_merge(trained_tokenizer, text):
+    assert trained_tokenizer.encode_ordinary(text) == replay_merges(trained_tokenizer, text)
+
+
+def test_encode_equals_replaying_every_merge_on_prose(trained_tokenizer):
+    text = english_prose()[200_000:203_000]
+    assert trained_tokenizer.encode(text) == replay_merges(trained_tokenizer, text)
+
+
+def test_the_lower_id_wins_when_two_ids_share_bytes():
+    vocab = byte_vocab()
+    vocab[256] = b"ab"
+    vocab[300] = b"ab"
+    tokenizer = Tokenizer(vocab, [(b"a", b"b")])
+    assert tokenizer.encode("ab") == [256]
+    assert tokenizer.decode([300]) == "ab"
+
+
+def test_bounded_cache_gives_the_same_ids(trained_tokenizer, monkeypatch):
+    text = english_prose(20_000)
+    expected = trained_tokenizer.encode(text)
+    monkeypatch.setattr(tokenizer_module, "CACHE_SIZE", 3)
+    special_tokens = list(trained_tokenizer.special_tokens)
+    fresh = Tokenizer(
+        trained_tokenizer.vocab, trained_tokenizer.merges, special_tokens, trained_tokenizer.pattern
+    )
+    assert fresh.encode(text) == expected
+    assert len(fresh._cache) <= 3  # the cache is emptied whenever it fills up
+
+
+# Special tokens ----------------------------------------------------------------------------
+
+
+def test_the_longest_special_token_wins():
+    doubled = ENDOFTEXT * 2
+    tokenizer = tokenizer_with([], [ENDOFTEXT, doubled])
+    single_id, doubled_id = tokenizer.special_tokens[ENDOFTEXT], tokenizer.special_tokens[doubled]
+    assert tokenizer.encode(doubled) == [doubled_id]
+    assert tokenizer.encode(ENDOFTEXT * 3) == [doubled_id, single_id]
+    assert tokenizer.encode(f"a{ENDOFTEXT}b") == [ord("a"), single_id, ord("b")]
+    # The order they are given in does not matter.
+    reversed_order = tokenizer_with([], [doubled, ENDOFTEXT])
+    assert reversed_order.encode(doubled) == [reversed_order.special_tokens[doubled]]
+
+
+def test_a_special_token_missing_from_vocab_gets_the_next_free_id():
+    vocab = byte_vocab()
+    vocab[300] = b"ab"  # ids need not be contiguous: the next free id is max + 1
+    tokenizer = Tokenizer(vocab, [(b"a", b"b")], [ENDOFTEXT, "<pad>"])
+    assert tokenizer.special_tokens == {ENDOFTEXT: 301, "<pad>": 302}
+    assert tokenizer.vocab[301] == ENDOFTEXT.encode()
+    assert tokenizer.vocab_size == 259
+    assert tokenizer.encode(f"<pad>ab{ENDOFTEXT}") == [302, 300, 301]
+
+
+def test_a_special_token_already_in_vocab_keeps_its_id():
+    vocab = byte_vocab()
+    vocab[256] = ENDOFTEXT.encode()
+    tokenizer = Tokenizer(vocab, [], [ENDOFTEXT])
+    assert tokenizer.special_tokens == {ENDOFTEXT: 256}
+    assert tokenizer.vocab_size == 257
+
+
+def test_gpt2_knows_endoftext_as_50256(gpt2_tokenizer):
+    assert gpt2_tokenizer.special_tokens == {ENDOFTEXT: 50256}
+    assert gpt2_tokenizer.vocab_size == 50257
+
+
+def test_allowed_special_chooses_which_special_tokens_count():
+    tokenizer = tokenizer_with([], [ENDOFTEXT, "<pad>"])
+    text = f"<pad>{ENDOFTEXT}"
+    assert tokenizer.encode(text) == [257, 256]
+    assert tokenizer.encode(text, allowed_special="all") == [257, 256]
+    assert tokenizer.encode(text, allowed_special="none") == list(text.encode())
+    assert tokenizer.encode_ordinary(text) == list(text.encode())
+    assert tokenizer.encode(text, allowed_special={"<pad>"}) == [257, *ENDOFTEXT.encode()]
+    assert tokenizer.encode(text, allowed_special=set()) == list(text.encode())
+
+
+def test_special_tokens_without_a_tokenizer_special_are_text():
+    tokenizer = tokenizer_with([])
+    assert tokenizer.special_tokens == {}
+    assert tokenizer.encode(ENDOFTEXT) == list(ENDOFTEXT.encode())
+
+
+# Decoding ----------------------------------------------------------------------------------
+
+
+def test_decode_joins_bytes_before_decoding_utf8():
+    tokenizer = tokenizer_with([])
+    ids = list("中".encode())  # three ids, none of them a character on its own
+    assert tokenizer.decode(ids) == "中"
+    assert tokenizer.decode_bytes(iter(ids)) == "中".encode()
+
+
+def test_decode_replaces_incomplete_utf8():
+    tokenizer = tokenizer_with([])
+    assert tokenizer.decode(list("中".encode())[:2]) == "\ufffd"
+    assert tokenizer.decode([0xFF, ord("a")]) == "\ufffda"
+
+
+def test_decode_of_special_tokens(trained_tokenizer):
+    text = f"a{ENDOFTEXT * 3}b<pad>"
+    assert trained_tokenizer.decode(trained_tokenizer.encode(text)) == text
+
+
+@given(text=special_text | any_text, name=st.sampled_from(["trained", "gpt2", "cl100k"]))
+def test_decode_inverts_encode(tokenizers, text, name):
+    tokenizer = tokenizers[name]
+    assert tokenizer.decode(tokenizer.encode(text)) == text
+    assert tokenizer.decode(tokenizer.encode_ordinary(text)) == text
+
+
+def test_decode_inverts_encode_on_prose(trained_tokenizer):
+    text = english_prose()
+    ids = trained_tokenizer.encode(text)
+    assert trained_tokenizer.decode(ids) == text
+    assert len(ids) < len(text.encode()) / 2  # 500 merges compress English more than 2x
+
+
+# Streaming ---------------------------------------------------------------------------------
+
+
+@given(
+    data=st.data(),
+    text=special_text,
+    buffer=st.integers(1, 50),
+    name=st.sampled_from(["trained", "gpt2", "cl100k"]),
+)
+def test_encode_iterable_matches_encode(tokenizers, data, text, buffer, name):
+    # With a tiny buffer the stream is cut at every few characters, inside special tokens,
+    # whitespace runs and words, and each cut must leave the ids unchanged.
+    tokenizer = tokenizers[name]
+    chunks = data.draw(split_points(text))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(tokenizer_module, "STREAM_BUFFER", buffer)
+        assert list(tokenizer.encode_iterable(chunks)) == tokenizer.encode(text)
+
+
+@given(text=special_text, name=st.sampled_from(["trained", "gpt2", "cl100k"]))
+def test_encode_iterable_one_character_at_a_time(tokenizers, text, name):
+    # Buffer 1: the stream is looked at after every single character, the harshest case.
+    tokenizer = tokenizers[name]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(tokenizer_module, "STREAM_BUFFER", 1)
+        assert list(tokenizer.encode_iterable(list(text))) == tokenizer.encode(text)
+
+
+@pytest.mark.parametrize("buffer", [1, 2, 13, 14, 26])
+def test_encode_iterable_waits_for_the_longest_special_token(
+    trained_tokenizer, monkeypatch, buffer
+):
+    # After one <|endoftext|> the stream cannot know yet whether a second one follows,
+    # which would make the doubled special token.
+    monkeypatch.setattr(tokenizer_module, "STREAM_BUFFER", buffer)
+    text = f"a{ENDOFTEXT * 3}b{ENDOFTEXT}"
+    expected = trained_tokenizer.encode(text)
+    assert expected[1:3] == [
+        trained_tokenizer.special_tokens[ENDOFTEXT * 2],
+        trained_tokenizer.special_tokens[ENDOFTEXT],
+    ]
+    assert list(trained_tokenizer.encode_iterable(list(text))) == expected
+    assert list(trained_tokenizer.encode_iterable([text[:14], text[14:]])) == expected
+
+
+@given(data=st.data(), buffer=st.integers(1, 200))
+def test_encode_iterable_on_long_prose(trained_tokenizer, data, buffer):
+    text = english_prose()[:3000] + " " * 40 + ENDOFTEXT * 3 + "\n" * 30 + "end  "
+    chunks = data.draw(split_points(text))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(tokenizer_module, "STREAM_BUFFER", buffer)
+        assert list(trained_tokenizer.encode_iterable(chunks)) == trained_tokenizer.encode(text)
+
+
+@pytest.mark.parametrize("buffer", [1, 7, 64, 1 << 16])
+def test_encode_iterable_reads_a_text_file_line_by_line(trained_tokenizer, monkeypatch, buffer):
+    monkeypatch.setattr(tokenizer_module, "STREAM_BUFFER", buffer)
+    text = english_prose(30_000) + ENDOFTEXT + "\n\n  last line   \n"
+    stream = io.StringIO(text)
+    assert list(trained_tokenizer.encode_iterable(stream)) == trained_tokenizer.encode(text)
+
+
+def test_encode_iterable_is_lazy(trained_tokenizer, monkeypatch):
+    # The first ids come out before the stream has been read to its end.
+    monkeypatch.setattr(tokenizer_module, "STREAM_BUFFER", 100)
+
+    def endless():
+        while True:
+            yield "the quick brown fox jumps over the lazy dog. "
+
+    ids = trained_tokenizer.encode_iterable(endless())
+    first = [next(ids) for _ in range(50)]
+    assert trained_tokenizer.decode(first).startswith("the quick brown fox")
+
+
+def test_encode_iterable_of_nothing(trained_tokenizer):
+    assert list(trained_tokenizer.encode_iterable([])) == []
+    assert list(trained_tokenizer.encode_iterable(["", ""])) == []
+
+
+@given(text=nasty_text)
+def test_gpt2_pattern_tokenizer_streams_too(text):
+    tokenizer = Tokenizer(byte_vocab(), [], [ENDOFTEXT], GPT2_PATTERN)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(tokenizer_module, "STREAM_BUFFER", 3)
+        assert list(tokenizer.encode_iterable(list(text))) == tokenizer.encode(text)
+
+
+def test_repr_names_the_sizes(trained_tokenizer):
+    assert "merges=500" in repr(trained_tokenizer)
+    assert trained_tokenizer.vocab_size == 256 + len(trained_tokenizer.special_tokens) + 500

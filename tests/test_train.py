@@ -1,0 +1,258 @@
+"""The fast trainer: CS336's reference merges, and always the naive trainer's answer."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import regex
+from hypothesis import event, given
+from hypothesis import strategies as st
+from strategies import ENDOFTEXT, nasty_text, word_counts
+
+from bpe_course import (
+    GPT2_PATTERN,
+    GPT4_PATTERN,
+    train_bpe,
+    train_bpe_naive,
+    train_from_counts,
+    train_from_counts_naive,
+)
+from bpe_course.chunks import count_file_pretokens, find_chunk_boundaries
+from bpe_course.files import unicode_to_bytes
+from bpe_course.pretokenize import count_pretokens
+
+# CS336's reference -----------------------------------------------------------------------
+
+
+def read_reference_merges(path: Path) -> list[tuple[bytes, bytes]]:
+    """CS336's merges file: two tokens a line in GPT-2's byte-to-unicode spelling."""
+    table = unicode_to_bytes()
+    merges = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        left, right = line.split(" ")
+        merges.append((bytes(table[c] for c in left), bytes(table[c] for c in right)))
+    return merges
+
+
+def read_reference_vocab(path: Path) -> set[bytes]:
+    """CS336's vocab json as a set of tokens (its ids are numbered differently from ours)."""
+    table = unicode_to_bytes()
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    return {bytes(table[c] for c in token) for token in raw}
+
+
+@pytest.fixture(scope="module")
+def reference(cs336_dir: Path):
+    """(corpus path, the 243 reference merges, the 500 reference tokens)."""
+    merges = read_reference_merges(cs336_dir / "train-bpe-reference-merges.txt")
+    vocab = read_reference_vocab(cs336_dir / "train-bpe-reference-vocab.json")
+    assert len(merges) == 243 and len(vocab) == 500
+    return cs336_dir / "corpus.en", merges, vocab
+
+
+def test_cs336_reference_merges_and_vocab(reference):
+    corpus, reference_merges, reference_vocab = reference
+    vocab, merges = train_bpe(corpus, 500, [ENDOFTEXT])
+    assert merges == reference_merges
+    assert set(vocab.values()) == reference_vocab
+    assert sorted(vocab) == list(range(500))
+    assert vocab[256] == ENDOFTEXT.encode()
+
+
+def test_cs336_reference_with_two_processes(reference):
+    corpus, reference_merges, reference_vocab = reference
+    vocab, merges = train_bpe(corpus, 500, [ENDOFTEXT], num_processes=2)
+    assert merges == reference_merges
+    assert set(vocab.values()) == reference_vocab
+
+
+def test_cs336_reference_counted_in_parallel_chunks_cut_on_newlines(
+    reference, small_chunks, pool_spy
+):
+    # corpus.en has no special token, so without one the cuts fall on safe newlines.
+    # The special token only takes an id, so 499 without it learns the same 243 merges.
+    corpus, reference_merges, _ = reference
+    assert len(find_chunk_boundaries(corpus, 4096, [], GPT2_PATTERN)) > 20
+    small_chunks(4096)
+    _, merges = train_bpe(corpus, 499, [], num_processes=2)
+    assert pool_spy == [2]
+    assert merges == reference_merges
+
+
+def test_cs336_reference_counted_in_parallel_chunks_cut_on_special_tokens(
+    reference, small_chunks, pool_spy, tmp_path
+):
+    # Put <|endoftext|> after every newline that follows a visible character: that leaves
+    # the pretoken counts as they were, and gives the chunker special tokens to cut on.
+    corpus, reference_merges, reference_vocab = reference
+    text = corpus.read_text(encoding="utf-8")
+    marked = regex.sub(r"(?<=\S\n)", ENDOFTEXT, text)
+    assert marked.count(ENDOFTEXT) > 100
+    path = tmp_path / "corpus-with-specials.txt"
+    path.write_bytes(marked.encode("utf-8"))
+
+    assert len(find_chunk_boundaries(path, 4096, [ENDOFTEXT])) > 20
+    assert count_file_pretokens(
+        [str(path)], [ENDOFTEXT], num_processes=2, chunk_bytes=4096
+    ) == count_pretokens(text)
+    assert pool_spy == [2]
+
+    small_chunks(4096)
+    vocab, merges = train_bpe(path, 500, [ENDOFTEXT], num_processes=2)
+    assert pool_spy == [2, 2]
+    assert merges == reference_merges
+    assert set(vocab.values()) == reference_vocab
+
+
+def test_naive_trainer_on_corpus_en_matches_the_fast_one(reference):
+    corpus, reference_merges, _ = reference
+    fast = train_bpe(corpus, 500, [ENDOFTEXT])
+    naive = train_bpe_naive(corpus, 500, [ENDOFTEXT])
+    assert naive == fast
+    assert naive[1] == reference_merges
+
+
+# Fast == naive, on generated input ----------------------------------------------------------
+
+
+@given(
+    counts=word_counts(st.sampled_from("ab"))
+    | word_counts(st.sampled_from("abc"))
+    | word_counts(st.sampled_from("aé中"))
+    | word_counts(st.characters(codec="utf-8")),
+    extra_merges=st.integers(0, 40),
+    special_tokens=st.sampled_from([(), (ENDOFTEXT,), (ENDOFTEXT, "<pad>")]),
+)
+def test_train_from_counts_matches_naive(counts, extra_merges, special_tokens):
+    vocab_size = 256 + len(special_tokens) + extra_merges
+    fast = train_from_counts(counts, vocab_size, special_tokens)
+    naive = train_from_counts_naive(counts, vocab_size, special_tokens)
+    assert fast == naive
+    event("stopped early" if len(fast[0]) < vocab_size else "filled the vocabulary")
+
+
+@given(
+    counts=st.dictionaries(st.binary(min_size=1, max_size=6), st.integers(1, 20), max_size=10),
+    extra_merges=st.integers(0, 30),
+)
+def test_train_from_counts_matches_naive_on_raw_bytes(counts, extra_merges):
+    # Pretokens given as bytes need not be valid UTF-8.
+    assert train_from_counts(counts, 256 + extra_merges) == train_from_counts_naive(
+        counts, 256 + extra_merges
+    )
+
+
+def test_train_from_counts_uses_every_pair_until_none_is_left():
+    # Two distinct letters in one word of length 6: at most 5 merges can ever happen.
+    vocab, merges = train_from_counts({"ababab": 1}, 10_000)
+    assert len(merges) <= 5
+    assert vocab[len(vocab) - 1] == b"ababab"
+
+
+SPECIAL_SETS = [[], [ENDOFTEXT], [ENDOFTEXT, "<pad>"], [ENDOFTEXT, ENDOFTEXT * 2]]
+
+
+@st.composite
+def corpora(draw) -> tuple[list[str], str]:
+    """(special tokens, corpus text): documents with special tokens (or newlines) between."""
+    special_tokens = draw(st.sampled_from(SPECIAL_SETS))
+    documents = draw(st.lists(nasty_text, max_size=6))
+    if special_tokens:
+        separator = st.lists(st.sampled_from(special_tokens), max_size=2).map("".join)
+    else:
+        separator = st.sampled_from(["", "\n", "a\nb", ".\nx", " \n "])
+    text = draw(separator)
+    for document in documents:
+        text += document + draw(separator)
+    return special_tokens, text
+
+
+@given(
+    corpus=corpora(),
+    pattern=st.sampled_from([GPT2_PATTERN, GPT4_PATTERN]),
+    extra_merges=st.integers(0, 50),
+    num_processes=st.sampled_from([1, 1, 2]),
+    chunk_bytes=st.integers(1, 24),
+)
+def test_train_bpe_matches_naive_across_chunk_boundaries(
+    tmp_path, small_chunks, corpus, pattern, extra_merges, num_processes, chunk_bytes
+):
+    # The naive trainer reads the file in one piece; the fast one counts it in chunks of a
+    # few bytes. Equal results mean no chunk cut ever changed a pretoken.
+    special_tokens, text = corpus
+    path = tmp_path / "corpus.txt"
+    path.write_bytes(text.encode("utf-8"))
+    small_chunks(chunk_bytes)
+    vocab_size = 256 + len(special_tokens) + extra_merges
+
+    fast = train_bpe(path, vocab_size, special_tokens, pattern=pattern, num_processes=num_processes)
+    naive = train_bpe_naive(path, vocab_size, special_tokens, pattern=pattern)
+    assert fast == naive
+    chunks = len(find_chunk_boundaries(path, chunk_bytes, special_tokens, pattern)) - 1
+    event(f"chunks: {'1' if chunks == 1 else '2-5' if chunks <= 5 else 'more than 5'}")
+
+
+@given(corpus=corpora(), pattern=st.sampled_from([GPT2_PATTERN, GPT4_PATTERN]))
+def test_chunked_counts_equal_counts_of_the_whole_text(tmp_path, corpus, pattern):
+    special_tokens, text = corpus
+    path = tmp_path / "corpus.txt"
+    path.write_bytes(text.encode("utf-8"))
+    for chunk_bytes in (1, 7, 50):
+        counts = count_file_pretokens(
+            [str(path)], special_tokens, pattern, num_processes=1, chunk_bytes=chunk_bytes
+        )
+        assert counts == count_pretokens(text, special_tokens, pattern)
+
+
+def test_train_bpe_on_several_files_adds_their_counts(tmp_path):
+    first, second = tmp_path / "a.txt", tmp_path / "b.txt"
+    first.write_text("low low lower", encoding="utf-8")
+    second.write_text(" newest newest widest", encoding="utf-8")
+    both = tmp_path / "both.txt"
+    both.write_text(f"low low lower{ENDOFTEXT} newest newest widest", encoding="utf-8")
+    trained = train_bpe([first, second], 280, [ENDOFTEXT])
+    assert trained == train_bpe(both, 280, [ENDOFTEXT])
+    assert trained == train_bpe_naive([first, second], 280, [ENDOFTEXT])
+
+
+def test_progress_bars_do_not_change_the_result(tmp_path):
+    path = tmp_path / "corpus.txt"
+    path.write_text("the cat sat on the mat " * 50, encoding="utf-8")
+    assert train_bpe(path, 270, progress=True) == train_bpe(path, 270)
+
+
+# Special tokens in training -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("train", [train_bpe, train_bpe_naive])
+def test_no_merge_crosses_a_special_token(tmp_path, train):
+    # If the special tokens were deleted instead of cut on, "a" and "b" would meet 399 times.
+    path = tmp_path / "corpus.txt"
+    path.write_text(f"a{ENDOFTEXT}b{ENDOFTEXT}" * 200, encoding="utf-8")
+    vocab, merges = train(path, 300, [ENDOFTEXT])
+    assert merges == []
+    assert len(vocab) == 257
+
+
+@pytest.mark.parametrize("pattern", [GPT2_PATTERN, GPT4_PATTERN])
+@pytest.mark.parametrize("train", [train_bpe, train_bpe_naive])
+def test_special_tokens_are_never_merged(tmp_path, train, pattern):
+    # Without special handling "<|", "endoftext" and "|>" would be the commonest pieces.
+    path = tmp_path / "corpus.txt"
+    path.write_text((f"hello world{ENDOFTEXT}\n" * 100), encoding="utf-8")
+    vocab, merges = train(path, 400, [ENDOFTEXT], pattern=pattern)
+    special = ENDOFTEXT.encode()
+    learned = [vocab[i] for i in range(257, len(vocab))]
+    assert vocab[256] == special
+    assert learned, "the corpus should teach some merges"
+    assert not any(b"<|" in token or b"|>" in token or b"endof" in token for token in learned)
+    assert all(special not in a + b for a, b in merges)
+
+
+def test_special_token_text_is_ordinary_text_when_not_declared(tmp_path):
+    path = tmp_path / "corpus.txt"
+    path.write_text(f"x{ENDOFTEXT}" * 100, encoding="utf-8")
+    _, merges = train_bpe(path, 300)
+    assert (b"<", b"|") in merges
