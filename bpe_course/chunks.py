@@ -188,7 +188,7 @@ def count_file_pretokens(
             for start, end in zip(bounds, bounds[1:])
         ]
     total_bytes = sum(task[2] - task[1] for task in tasks)
-    bar = _progress_bar(progress, total_bytes)
+    bar = progress_bar(progress, total_bytes, unit="B", unit_scale=True, desc="pretokenize")
     counts: Counter[str] = Counter()
     if num_processes == 1 or total_bytes < PARALLEL_THRESHOLD or len(tasks) == 1:
         results = map(_count_chunk_task, tasks)
@@ -211,17 +211,14 @@ def _ignore_interrupts() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-class _NoBar:
-    def update(self, _n: int) -> None:
-        pass
+def progress_bar(enabled: bool, total: int, **details):
+    """A tqdm bar when ``enabled`` (a widget in Jupyter), else a silent stand-in.
 
-    def close(self) -> None:
-        pass
-
-
-def _progress_bar(enabled: bool, total_bytes: int):
-    if not enabled:
-        return _NoBar()
-    from tqdm.auto import tqdm
-
-    return tqdm(total=total_bytes, unit="B", unit_scale=True, desc="pretokenize")
+    ``tqdm.auto`` is imported only for a visible bar: in Jupyter without ipywidgets the
+    import itself prints a warning, which would land in the output of unrelated cells.
+    """
+    if enabled:
+        from tqdm.auto import tqdm
+    else:
+        from tqdm import tqdm
+    return tqdm(total=total, disable=not enabled, **details)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Iterable, Mapping, Sequence
 
-from .chunks import count_file_pretokens
+from .chunks import count_file_pretokens, progress_bar
 from .naive import (
     Merges,
     PathLike,
@@ -86,7 +86,7 @@ def train_from_counts(
     heap = [(-count, keys[a] + keys[b], a, b) for (a, b), count in pair_counts.items()]
     heapq.heapify(heap)
 
-    bar = _merge_bar(progress, num_merges)
+    bar = progress_bar(progress, num_merges, desc="merges", unit="merge")
     for _ in range(num_merges):
         best = _pop_best(heap, pair_counts)
         if best is None:
@@ -196,16 +196,6 @@ def _merge_word(
         return None
     merged.extend(ids[start:])
     return merged
-
-
-def _merge_bar(enabled: bool, total: int):
-    # Import tqdm.auto only for a visible bar: in Jupyter without ipywidgets it warns on import.
-    if enabled:
-        from tqdm.auto import tqdm
-    else:
-        from tqdm import tqdm
-
-    return tqdm(total=total, desc="merges", unit="merge", disable=not enabled)
 
 
 def train_bpe(
