@@ -1,0 +1,52 @@
+"""Run chosen cells of a course notebook inside a test, to test the notebook's own code.
+
+The exercise checks live in the notebooks (the package holds no notebook-only code), so a
+test that wants to prove a check rejects a wrong answer loads the check's cells by tag,
+runs them in a fresh namespace, then calls the checker on the wrong answer.
+
+>>> cell = {"cell_type": "code", "metadata": {"tags": ["t"]}, "source": ["x = 1\\n", "y = x + 1"]}
+>>> run_cells({"cells": [cell]}, "t")["y"]
+2
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+
+
+def load_notebook(name: str) -> dict[str, Any]:
+    """The notebook ``notebooks/NAME`` (with or without ``.ipynb``) as parsed JSON."""
+    path = NOTEBOOKS / (name if name.endswith(".ipynb") else name + ".ipynb")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def cells_tagged(notebook: dict[str, Any], tag: str) -> list[str]:
+    """The sources of the code cells carrying ``tag``, in notebook order."""
+    return [
+        "".join(cell["source"])
+        for cell in notebook["cells"]
+        if cell["cell_type"] == "code" and tag in cell.get("metadata", {}).get("tags", [])
+    ]
+
+
+def run_cells(
+    notebook: dict[str, Any] | str, tag: str, namespace: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """Execute every code cell tagged ``tag`` in ``namespace``; return the namespace.
+
+    Raises ``LookupError`` when no cell has the tag, so a renamed tag cannot turn a test
+    into one that checks nothing.
+    """
+    if isinstance(notebook, str):
+        notebook = load_notebook(notebook)
+    sources = cells_tagged(notebook, tag)
+    if not sources:
+        raise LookupError(f"no code cell is tagged {tag!r}")
+    namespace = {"__name__": "notebook_cells"} if namespace is None else namespace
+    for source in sources:
+        exec(compile(source, f"<cell tagged {tag}>", "exec"), namespace)
+    return namespace
