@@ -30,8 +30,8 @@ from collections.abc import Callable, Sequence
 from contextlib import contextmanager
 from typing import BinaryIO
 
-from . import openai
-from .base import check_special_tokens, merges_to_learn
+from . import export, openai
+from .base import check_special_tokens, corpus_paths, merges_to_learn
 from .folder import (
     OUTPUT_FILES,
     FolderError,
@@ -129,9 +129,10 @@ def cmd_train(args: argparse.Namespace) -> int:
         wanted = merges_to_learn(args.vocab_size, specials)
     except ValueError as error:
         raise UsageError(f"--vocab-size: {error}") from None
-    for path in args.corpus:
-        if not os.path.isfile(path):
-            raise UsageError(f"corpus file not found: {path}")
+    try:
+        corpus_paths(args.corpus)
+    except (OSError, ValueError) as error:
+        raise UsageError(str(error)) from None
     if args.processes is not None and args.processes < 1:
         raise UsageError(f"--processes must be at least 1, got {args.processes}")
     try:
@@ -139,7 +140,8 @@ def cmd_train(args: argparse.Namespace) -> int:
         # An empty tokenizer with these special tokens must survive every export.
         pattern = NAMED_PATTERNS[args.pattern]
         probe = Tokenizer({i: bytes([i]) for i in range(256)}, [], specials, pattern)
-        probe.to_hf()
+        export.hf_json(probe)
+        export.tiktoken_ranks(probe)
     except (FolderError, ValueError) as error:
         raise UsageError(f"--out {args.out!r}: {error}" if isinstance(error, FolderError)
                          else str(error)) from None
