@@ -65,6 +65,22 @@ class UsageError(Exception):
     """The command line asks for something impossible (exit code 2)."""
 
 
+def printable(message: str) -> str:
+    """``message`` with lone surrogates written as ``\\udcff``.
+
+    Arguments that are not valid UTF-8 reach Python as lone surrogates (a file name with a
+    Latin-1 byte, say); echoing them in an error must not itself fail.
+    """
+    return message.encode("utf-8", errors="backslashreplace").decode("utf-8")
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, whose usage errors may quote arguments that are not valid UTF-8."""
+
+    def _print_message(self, message: str, file=None) -> None:
+        super()._print_message(printable(message), file)
+
+
 @contextmanager
 def open_input(path: str | None):
     """The binary stream to read (a file, or stdin for ``None``/``-``) and its name."""
@@ -220,7 +236,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog=PROG, description="Train, use and look at byte-level BPE tokenizers."
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -265,7 +281,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def fail(message: str, code: int) -> int:
-    print(f"{PROG}: error: {message}", file=sys.stderr)
+    print(printable(f"{PROG}: error: {message}"), file=sys.stderr)
     return code
 
 
