@@ -42,7 +42,7 @@ from .folder import (
 from .interrupts import Interrupted, stop_signals_raise
 from .pretokenize import NAMED_PATTERNS
 from .tokenizer import Tokenizer
-from .utf8 import InvalidUtf8Error, iter_utf8
+from .utf8 import InvalidUtf8Error, decode_text, iter_utf8
 from .viz import ansi_tokens, bytes_per_token
 
 PROG = "bpe-course"
@@ -54,8 +54,8 @@ BUILTIN_TOKENIZERS: dict[str, Callable[[], Tokenizer]] = {
     "o200k_base": openai.o200k_base,
 }
 
-#: ``train`` measures bytes per token on at most this many characters of the corpus.
-SUMMARY_SAMPLE_CHARS = 1_000_000
+#: ``train`` measures bytes per token on at most this many bytes of the corpus.
+SUMMARY_SAMPLE_BYTES = 1_000_000
 
 #: A token id on the command line: ASCII digits only (``int()`` would also take ``١٢`` or ``1_0``).
 TOKEN_ID = re.compile(r"[0-9]+")
@@ -121,15 +121,16 @@ def load_tokenizer(spec: str) -> Tokenizer:
     return load_tokenizer_folder(spec)
 
 
-def corpus_sample(paths: Sequence[str], max_chars: int) -> str:
-    """The first ``max_chars`` characters of the corpus files, for the summary."""
+def corpus_sample(paths: Sequence[str], max_bytes: int) -> str:
+    """The first ``max_bytes`` of the corpus files as text, for the summary."""
     parts: list[str] = []
     for path in paths:
-        if max_chars <= 0:
+        if max_bytes <= 0:
             break
-        with open(path, encoding="utf-8", errors="replace", newline="") as file:
-            parts.append(file.read(max_chars))
-        max_chars -= len(parts[-1])
+        with open(path, "rb") as file:
+            data = file.read(max_bytes)
+        max_bytes -= len(data)
+        parts.append(decode_text(data, path, errors="replace"))
     return "".join(parts)
 
 
@@ -172,12 +173,13 @@ def cmd_train(args: argparse.Namespace) -> int:
     save_tokenizer_folder(tokenizer, claim)
 
     try:
-        sample = corpus_sample(args.corpus, SUMMARY_SAMPLE_CHARS)
+        sample = corpus_sample(args.corpus, SUMMARY_SAMPLE_BYTES)
         ratio = bytes_per_token(tokenizer, sample) if sample else 0.0
     except KeyboardInterrupt:
         return fail(f"interrupted the summary; the tokenizer is saved in {args.out}", 130)
     short = "" if len(merges) == wanted else f" (asked for {wanted}: the corpus ran out of pairs)"
-    which = "the corpus" if len(sample) < SUMMARY_SAMPLE_CHARS else "the corpus's first 1M chars"
+    sampled = sum(os.path.getsize(path) for path in args.corpus) > SUMMARY_SAMPLE_BYTES
+    which = "the corpus's first 1 MB" if sampled else "the corpus"
     print(f"learned {len(merges)} merges{short} in {seconds:.1f} s; vocab size {len(vocab)}")
     print(f"bytes per token on {which}: {ratio:.2f}")
     print(f"wrote {', '.join(OUTPUT_FILES)} to {args.out}")

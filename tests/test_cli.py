@@ -18,10 +18,10 @@ from tokenizers import Tokenizer as HFTokenizer
 
 from bpe_course import GPT4_PATTERN, Tokenizer
 from bpe_course import train as train_module
+from bpe_course.base import ENDOFTEXT
 from bpe_course.cli import OUTPUT_FILES, load_tokenizer, main
 from bpe_course.data import english_prose
 
-ENDOFTEXT = "<|endoftext|>"
 SAMPLE = "Hello   world, it's 2024!\r\n\tdef f(x): return x**2  # 你好 🙂<|endoftext|>bye\n"
 ANSI_CODE = re.compile(r"\x1b\[[0-9;]*m")
 

@@ -19,10 +19,9 @@ from pathlib import Path
 
 import pytest
 
+from bpe_course.base import ENDOFTEXT
 from bpe_course.data import english_prose
 from bpe_course.folder import OUTPUT_FILES
-
-ENDOFTEXT = "<|endoftext|>"
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="needs POSIX signals")
 
