@@ -30,8 +30,8 @@ from collections.abc import Callable, Sequence
 from contextlib import contextmanager
 from typing import BinaryIO
 
-from . import openai
-from .base import check_special_tokens, merges_to_learn
+from . import export, openai
+from .base import check_special_tokens, corpus_paths, merges_to_learn
 from .folder import (
     OUTPUT_FILES,
     FolderError,
@@ -42,7 +42,7 @@ from .folder import (
 from .interrupts import Interrupted, stop_signals_raise
 from .pretokenize import NAMED_PATTERNS
 from .tokenizer import Tokenizer
-from .utf8 import InvalidUtf8Error, iter_utf8
+from .utf8 import InvalidUtf8Error, decode_text, iter_utf8
 from .viz import ansi_tokens, bytes_per_token
 
 PROG = "bpe-course"
@@ -54,8 +54,8 @@ BUILTIN_TOKENIZERS: dict[str, Callable[[], Tokenizer]] = {
     "o200k_base": openai.o200k_base,
 }
 
-#: ``train`` measures bytes per token on at most this many characters of the corpus.
-SUMMARY_SAMPLE_CHARS = 1_000_000
+#: ``train`` measures bytes per token on at most this many bytes of the corpus.
+SUMMARY_SAMPLE_BYTES = 1_000_000
 
 #: A token id on the command line: ASCII digits only (``int()`` would also take ``١٢`` or ``1_0``).
 TOKEN_ID = re.compile(r"[0-9]+")
@@ -63,6 +63,22 @@ TOKEN_ID = re.compile(r"[0-9]+")
 
 class UsageError(Exception):
     """The command line asks for something impossible (exit code 2)."""
+
+
+def printable(message: str) -> str:
+    """``message`` with lone surrogates written as ``\\udcff``.
+
+    Arguments that are not valid UTF-8 reach Python as lone surrogates (a file name with a
+    Latin-1 byte, say); echoing them in an error must not itself fail.
+    """
+    return message.encode("utf-8", errors="backslashreplace").decode("utf-8")
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, whose usage errors may quote arguments that are not valid UTF-8."""
+
+    def _print_message(self, message: str, file=None) -> None:
+        super()._print_message(printable(message), file)
 
 
 @contextmanager
@@ -105,15 +121,16 @@ def load_tokenizer(spec: str) -> Tokenizer:
     return load_tokenizer_folder(spec)
 
 
-def corpus_sample(paths: Sequence[str], max_chars: int) -> str:
-    """The first ``max_chars`` characters of the corpus files, for the summary."""
+def corpus_sample(paths: Sequence[str], max_bytes: int) -> str:
+    """The first ``max_bytes`` of the corpus files as text, for the summary."""
     parts: list[str] = []
     for path in paths:
-        if max_chars <= 0:
+        if max_bytes <= 0:
             break
-        with open(path, encoding="utf-8", errors="replace", newline="") as file:
-            parts.append(file.read(max_chars))
-        max_chars -= len(parts[-1])
+        with open(path, "rb") as file:
+            data = file.read(max_bytes)
+        max_bytes -= len(data)
+        parts.append(decode_text(data, path, errors="replace"))
     return "".join(parts)
 
 
@@ -129,9 +146,10 @@ def cmd_train(args: argparse.Namespace) -> int:
         wanted = merges_to_learn(args.vocab_size, specials)
     except ValueError as error:
         raise UsageError(f"--vocab-size: {error}") from None
-    for path in args.corpus:
-        if not os.path.isfile(path):
-            raise UsageError(f"corpus file not found: {path}")
+    try:
+        corpus_paths(args.corpus)
+    except (OSError, ValueError) as error:
+        raise UsageError(str(error)) from None
     if args.processes is not None and args.processes < 1:
         raise UsageError(f"--processes must be at least 1, got {args.processes}")
     try:
@@ -139,7 +157,8 @@ def cmd_train(args: argparse.Namespace) -> int:
         # An empty tokenizer with these special tokens must survive every export.
         pattern = NAMED_PATTERNS[args.pattern]
         probe = Tokenizer({i: bytes([i]) for i in range(256)}, [], specials, pattern)
-        probe.to_hf()
+        export.hf_json(probe)
+        export.tiktoken_ranks(probe)
     except (FolderError, ValueError) as error:
         raise UsageError(f"--out {args.out!r}: {error}" if isinstance(error, FolderError)
                          else str(error)) from None
@@ -154,12 +173,13 @@ def cmd_train(args: argparse.Namespace) -> int:
     save_tokenizer_folder(tokenizer, claim)
 
     try:
-        sample = corpus_sample(args.corpus, SUMMARY_SAMPLE_CHARS)
+        sample = corpus_sample(args.corpus, SUMMARY_SAMPLE_BYTES)
         ratio = bytes_per_token(tokenizer, sample) if sample else 0.0
     except KeyboardInterrupt:
         return fail(f"interrupted the summary; the tokenizer is saved in {args.out}", 130)
     short = "" if len(merges) == wanted else f" (asked for {wanted}: the corpus ran out of pairs)"
-    which = "the corpus" if len(sample) < SUMMARY_SAMPLE_CHARS else "the corpus's first 1M chars"
+    sampled = sum(os.path.getsize(path) for path in args.corpus) > SUMMARY_SAMPLE_BYTES
+    which = "the corpus's first 1 MB" if sampled else "the corpus"
     print(f"learned {len(merges)} merges{short} in {seconds:.1f} s; vocab size {len(vocab)}")
     print(f"bytes per token on {which}: {ratio:.2f}")
     print(f"wrote {', '.join(OUTPUT_FILES)} to {args.out}")
@@ -218,7 +238,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog=PROG, description="Train, use and look at byte-level BPE tokenizers."
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -263,7 +283,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def fail(message: str, code: int) -> int:
-    print(f"{PROG}: error: {message}", file=sys.stderr)
+    print(printable(f"{PROG}: error: {message}"), file=sys.stderr)
     return code
 
 

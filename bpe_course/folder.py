@@ -107,8 +107,10 @@ def claim_output_folder(out: str, *, force: bool = False) -> OutputClaim:
         existing = os.path.dirname(existing)
     if not os.path.isdir(existing):
         raise FolderError(f"cannot create {out!r}: {existing!r} is a file, not a folder")
-    if not os.access(existing, os.W_OK | os.X_OK):
-        raise FolderError(f"cannot write to {existing!r} (permission denied)")
+    try:  # the only sure test of "can I create things here" (root ignores permission bits)
+        os.rmdir(tempfile.mkdtemp(prefix=".bpe-course-check-", dir=existing))
+    except OSError as error:
+        raise FolderError(f"cannot write to {existing!r} ({error.strerror})") from None
     if os.path.isdir(target) and os.listdir(target) and not is_tokenizer_folder(target):
         if not force:
             raise FolderError(

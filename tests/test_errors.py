@@ -16,7 +16,7 @@ from bpe_course import (
     train_from_counts,
     train_from_counts_naive,
 )
-from bpe_course.base import check_special_tokens
+from bpe_course.base import ENDOFTEXT, check_special_tokens
 from bpe_course.chunks import count_file_pretokens
 from bpe_course.files import read_merges_txt, read_vocab_json, str_to_token, write_vocab_json
 from bpe_course.openai import check_sha256, openai_file, read_tiktoken_ranks
@@ -24,7 +24,6 @@ from bpe_course.pretokenize import compile_pattern
 from bpe_course.ranks import merges_from_ranks
 from bpe_course.utf8 import InvalidUtf8Error, byte_vocab
 
-ENDOFTEXT = "<|endoftext|>"
 TRAINERS = [train_bpe, train_bpe_naive]
 
 
