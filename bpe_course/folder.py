@@ -89,7 +89,7 @@ def _inode(path: str) -> int | None:
         return None
 
 
-def claim_output_folder(out: str, *, force: bool = False) -> OutputClaim:
+def claim_output_folder(out: str, force: bool = False) -> OutputClaim:
     """Check, before any work, that a tokenizer can be saved at ``out``; remember what is there.
 
     Raises :class:`FolderError` when ``out`` is empty text, is a file, lies under a file
