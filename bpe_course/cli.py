@@ -134,7 +134,8 @@ def cmd_train(args: argparse.Namespace) -> int:
     checked("", corpus_paths, args.corpus)
     checked("--processes: ", check_num_processes, args.processes)
     checked("--special-tokens: ", export.check_exportable, specials, pattern)
-    claim = checked(f"--out {args.out!r}: ", claim_output_folder, args.out, args.force)
+    claim = checked(f"--out {args.out!r}: ", claim_output_folder, args.out, args.force,
+                    args.corpus)
 
     start = time.perf_counter()
     vocab, merges = train_bpe(
