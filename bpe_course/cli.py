@@ -11,12 +11,11 @@ Examples::
 ``--tokenizer`` takes a folder written by ``train``, or ``gpt2`` / ``cl100k_base`` /
 ``o200k_base``.
 
-This module only parses arguments and presents results; the work (training, saving a
-folder in one step, streaming UTF-8, stopping cleanly) is the library's. Mistakes get one
-line on stderr, never a traceback. Exit codes: 0 ok, 1 the input or a tokenizer file is
-bad (invalid UTF-8, an unknown id, a broken vocab.json), 2 the command line is wrong
-(unknown option, missing file, impossible vocab size, an output folder that cannot be
-used), 130 Ctrl-C, 143 SIGTERM.
+This module only parses arguments and presents results; the work is the library's.
+Mistakes get one line on stderr, never a traceback. Exit codes: 0 ok, 1 bad input or
+tokenizer files (invalid UTF-8, an unknown id, a broken vocab.json), 2 a wrong command
+line (unknown option, missing file, impossible vocab size, unusable --out), 130 Ctrl-C,
+143 SIGTERM.
 """
 
 from __future__ import annotations
@@ -28,13 +27,13 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from contextlib import contextmanager
-from typing import BinaryIO
+from typing import TypeVar
 
 from . import export, openai
-from .base import check_special_tokens, corpus_paths, merges_to_learn
+from .base import check_num_processes, check_special_tokens, corpus_paths, merges_to_learn
+from .data import corpus_head
 from .folder import (
     OUTPUT_FILES,
-    FolderError,
     claim_output_folder,
     load_tokenizer_folder,
     save_tokenizer_folder,
@@ -42,17 +41,14 @@ from .folder import (
 from .interrupts import Interrupted, stop_signals_raise
 from .pretokenize import NAMED_PATTERNS
 from .tokenizer import Tokenizer
-from .utf8 import InvalidUtf8Error, decode_text, iter_utf8
+from .utf8 import InvalidUtf8Error, iter_utf8
 from .viz import ansi_tokens, bytes_per_token
 
 PROG = "bpe-course"
+T = TypeVar("T")
 
 #: Tokenizers that ``--tokenizer`` knows by name (they need no folder).
-BUILTIN_TOKENIZERS: dict[str, Callable[[], Tokenizer]] = {
-    "gpt2": openai.gpt2,
-    "cl100k_base": openai.cl100k_base,
-    "o200k_base": openai.o200k_base,
-}
+BUILTIN_TOKENIZERS = openai.BY_NAME
 
 #: ``train`` measures bytes per token on at most this many bytes of the corpus.
 SUMMARY_SAMPLE_BYTES = 1_000_000
@@ -81,6 +77,14 @@ class Parser(argparse.ArgumentParser):
         super()._print_message(printable(message), file)
 
 
+def checked(label: str, check: Callable[..., T], *args: object) -> T:
+    """``check(*args)``, with a ValueError or OSError turned into a usage error (exit 2)."""
+    try:
+        return check(*args)
+    except (OSError, ValueError, TypeError) as error:
+        raise UsageError(f"{label}{error}") from None
+
+
 @contextmanager
 def open_input(path: str | None):
     """The binary stream to read (a file, or stdin for ``None``/``-``) and its name."""
@@ -99,12 +103,11 @@ def read_text(path: str | None) -> str:
         return "".join(iter_utf8(stream, name))
 
 
-def write_out(text: str, stream: BinaryIO | None = None) -> None:
+def write_out(text: str) -> None:
     """Write ``text`` to stdout as UTF-8 whatever the terminal's encoding claims."""
     sys.stdout.flush()
-    buffer = stream or sys.stdout.buffer
-    buffer.write(text.encode("utf-8", errors="replace"))
-    buffer.flush()
+    sys.stdout.buffer.write(text.encode("utf-8", errors="replace"))
+    sys.stdout.buffer.flush()
 
 
 def load_tokenizer(spec: str) -> Tokenizer:
@@ -121,47 +124,18 @@ def load_tokenizer(spec: str) -> Tokenizer:
     return load_tokenizer_folder(spec)
 
 
-def corpus_sample(paths: Sequence[str], max_bytes: int) -> str:
-    """The first ``max_bytes`` of the corpus files as text, for the summary."""
-    parts: list[str] = []
-    for path in paths:
-        if max_bytes <= 0:
-            break
-        with open(path, "rb") as file:
-            data = file.read(max_bytes)
-        max_bytes -= len(data)
-        parts.append(decode_text(data, path, errors="replace"))
-    return "".join(parts)
-
-
 def cmd_train(args: argparse.Namespace) -> int:
     from .train import train_bpe
 
     # Everything that can be checked is checked before the corpus is read.
-    try:
-        specials = check_special_tokens(args.special_tokens)
-    except ValueError as error:
-        raise UsageError(f"--special-tokens: {error}") from None
-    try:
-        wanted = merges_to_learn(args.vocab_size, specials)
-    except ValueError as error:
-        raise UsageError(f"--vocab-size: {error}") from None
-    try:
-        corpus_paths(args.corpus)
-    except (OSError, ValueError) as error:
-        raise UsageError(str(error)) from None
-    if args.processes is not None and args.processes < 1:
-        raise UsageError(f"--processes must be at least 1, got {args.processes}")
-    try:
-        claim = claim_output_folder(args.out, force=args.force)
-        # An empty tokenizer with these special tokens must survive every export.
-        pattern = NAMED_PATTERNS[args.pattern]
-        probe = Tokenizer({i: bytes([i]) for i in range(256)}, [], specials, pattern)
-        export.hf_json(probe)
-        export.tiktoken_ranks(probe)
-    except (FolderError, ValueError) as error:
-        raise UsageError(f"--out {args.out!r}: {error}" if isinstance(error, FolderError)
-                         else str(error)) from None
+    pattern = NAMED_PATTERNS[args.pattern]
+    specials = checked("--special-tokens: ", check_special_tokens, args.special_tokens)
+    wanted = checked("--vocab-size: ", merges_to_learn, args.vocab_size, specials)
+    checked("", corpus_paths, args.corpus)
+    checked("--processes: ", check_num_processes, args.processes)
+    checked("--special-tokens: ", export.check_exportable, specials, pattern)
+    claim = checked(f"--out {args.out!r}: ", claim_output_folder, args.out, args.force,
+                    args.corpus)
 
     start = time.perf_counter()
     vocab, merges = train_bpe(
@@ -173,7 +147,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     save_tokenizer_folder(tokenizer, claim)
 
     try:
-        sample = corpus_sample(args.corpus, SUMMARY_SAMPLE_BYTES)
+        sample = corpus_head(args.corpus, SUMMARY_SAMPLE_BYTES)
         ratio = bytes_per_token(tokenizer, sample) if sample else 0.0
     except KeyboardInterrupt:
         return fail(f"interrupted the summary; the tokenizer is saved in {args.out}", 130)
@@ -188,21 +162,19 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 def cmd_encode(args: argparse.Namespace) -> int:
     tokenizer = load_tokenizer(args.tokenizer)
-    count = 0
-    separator = ""  # nothing written yet, so no space before the first batch
-    batch: list[str] = []
+    count, batch = 0, []
     with open_input(args.file) as (stream, name):
         for token_id in tokenizer.encode_iterable(iter_utf8(stream, name)):
             count += 1
             if not args.count:
                 batch.append(str(token_id))
-                if len(batch) >= 8192:
-                    write_out(separator + " ".join(batch))
-                    separator, batch = " ", []
+                if len(batch) >= 8192:  # ids go out in batches, each but the first after a space
+                    write_out((" " if count > len(batch) else "") + " ".join(batch))
+                    batch = []
     if args.count:
         write_out(f"{count}\n")
     else:
-        write_out((separator if batch else "") + " ".join(batch) + "\n")
+        write_out((" " if batch and count > len(batch) else "") + " ".join(batch) + "\n")
     return 0
 
 
@@ -238,9 +210,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = Parser(
-        prog=PROG, description="Train, use and look at byte-level BPE tokenizers."
-    )
+    parser = Parser(prog=PROG, description="Train, use and look at byte-level BPE tokenizers.")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     train = commands.add_parser("train", help="train a tokenizer on text files")

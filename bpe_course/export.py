@@ -39,6 +39,7 @@ import json
 import os
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from .base import BPETables, first_difference
@@ -286,3 +287,29 @@ def save_tiktoken(tokenizer: BPETables, path: str | os.PathLike[str]) -> None:
     with atomic_write(path) as file:
         for token, rank in sorted(ranks.items(), key=lambda item: item[1]):
             file.write(f"{base64.b64encode(token).decode('ascii')} {rank}\n")
+
+
+def check_exportable(special_tokens: Iterable[str], pattern: str) -> None:
+    """Raise ``ValueError`` now if a tokenizer with these special tokens and this pattern
+    could not be exported, so a long training does not end in a failed save.
+
+    Whether an export works depends only on the special tokens and the pattern, not on
+    the merges, so an empty tokenizer (just the 256 bytes) stands in for the trained one.
+    """
+    vocab = {byte: bytes([byte]) for byte in range(256)}
+    for token in special_tokens:
+        vocab[len(vocab)] = token.encode("utf-8")
+    specials = {token: 256 + index for index, token in enumerate(special_tokens)}
+    stand_in = _StandIn(vocab, [], specials, pattern)
+    hf_json(stand_in)
+    tiktoken_ranks(stand_in)
+
+
+@dataclass
+class _StandIn:
+    """The four tables of :class:`~bpe_course.base.BPETables`, for :func:`check_exportable`."""
+
+    vocab: dict[int, bytes]
+    merges: list[tuple[bytes, bytes]]
+    special_tokens: dict[str, int]
+    pattern: str

@@ -376,3 +376,32 @@ def test_no_argument_ever_gets_a_traceback(cli, command, tokenizer, words, stdin
     assert "Traceback" not in err
     if code:
         assert_one_line_error(err)
+
+
+@pytest.mark.parametrize("where", ["corpus_folder", "cwd", "parent_of_cwd"])
+def test_force_never_replaces_a_folder_holding_the_corpus_or_the_cwd(
+    where, tmp_path, cli, monkeypatch
+):
+    folder = tmp_path / "work"
+    (folder / "sub").mkdir(parents=True)
+    corpus = folder / "corpus.txt"
+    corpus.write_text(english_prose(5_000), encoding="utf-8")
+    monkeypatch.chdir(folder / "sub" if where == "parent_of_cwd" else folder)
+    out = "." if where == "cwd" else str(folder)
+    code, _, err = cli(["train", str(corpus), "--vocab-size", "260", "--out", out, "--quiet",
+                        "--force"])
+    assert code == 2 and "would delete" in err
+    assert corpus.read_text(encoding="utf-8") == english_prose(5_000)
+
+
+def test_out_through_a_symbolic_link_saves_into_the_linked_folder(corpus, tmp_path, cli):
+    real = tmp_path / "real"
+    real.mkdir()
+    (tmp_path / "link").symlink_to(real)
+    assert cli(["train", str(corpus), "--vocab-size", "260", "--out", str(tmp_path / "link"),
+                "--quiet"])[0] == 0
+    assert (tmp_path / "link").is_symlink()
+    assert sorted(p.name for p in real.iterdir()) == sorted(OUTPUT_FILES)
+    assert cli(["train", str(corpus), "--vocab-size", "270", "--out", str(tmp_path / "link"),
+                "--quiet"])[0] == 0
+    assert json.loads((real / "config.json").read_text())["vocab_size"] == 270

@@ -170,7 +170,7 @@ def test_two_trainings_into_one_folder_the_second_to_finish_reports_it_lost(
         (lambda tmp: tmp / "afile", [], "is a file, not a folder"),
         (lambda tmp: Path("/proc/bpe-course-test/tok"), [], "cannot write to '/proc'"),
         (lambda tmp: tmp / "tok", ["--special-tokens", "»"], "same spelling as ordinary token"),
-        (lambda tmp: tmp / "tok", ["--processes", "0"], "--processes must be at least 1"),
+        (lambda tmp: tmp / "tok", ["--processes", "0"], "--processes: num_processes must be at"),
     ],
 )
 def test_mistakes_are_reported_before_training_starts(
