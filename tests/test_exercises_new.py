@@ -135,15 +135,18 @@ def test_group_from_right_check_accepts_the_solution(notebook_00, capsys):
 
 
 def test_check_exercise_checks_the_solution_while_the_stub_is_unwritten(notebook_00, capsys):
-    def stub(digits):
+    def group_from_right(digits):
         raise NotImplementedError("your turn")
 
-    stub.__name__ = "group_from_right"
     check = notebook_00["check_exercise"]
+    checker = notebook_00["check_group_from_right"]
     solution = notebook_00["solution_group_from_right"]
-    assert check(stub, solution, notebook_00["check_group_from_right"], "1234") is True
-    assert "`group_from_right` is not written yet" in capsys.readouterr().out
-    assert check(group_from_left, solution, notebook_00["check_group_from_right"], "1234") is False
+    assert check(group_from_right, solution, checker) is solution
+    out = capsys.readouterr().out
+    assert "`group_from_right` is not written yet" in out and "Correct!" in out
+    assert check(group_from_left, solution, checker) is solution  # wrong: later cells use ours
+    assert "grouped from the left" in capsys.readouterr().out
+    assert check(solution, solution, checker) is solution
 
 
 # 07: decode_pieces --------------------------------------------------------------------------
@@ -317,3 +320,36 @@ def test_o200k_word_pieces_check_accepts_the_solution(notebook_07, capsys):
     check = notebook_07["check_o200k_word_pieces"]
     assert check(notebook_07["solution_o200k_word_pieces"]) is True
     assert "Correct!" in capsys.readouterr().out
+
+
+# Both notebooks: an unwritten stub reaches check_exercise; a right answer is kept -------------
+
+
+def unwritten(*args):
+    raise NotImplementedError("your turn")
+
+
+@pytest.mark.parametrize(
+    ("notebook", "checker", "solution"),
+    [
+        (NOTEBOOK_00, "check_reverse_ids", "solution_reverse_ids"),
+        (NOTEBOOK_00, "check_group_from_right", "solution_group_from_right"),
+        (NOTEBOOK_07, "check_o200k_word_pieces", "solution_o200k_word_pieces"),
+        (NOTEBOOK_07, "check_decode_pieces", "solution_decode_pieces"),
+    ],
+)
+def test_check_exercise_keeps_a_right_answer_and_sees_an_unwritten_one(
+    notebook_00, notebook_07, capsys, notebook, checker, solution
+):
+    namespace = notebook_00 if notebook == NOTEBOOK_00 else notebook_07
+    with pytest.raises(NotImplementedError):
+        namespace[checker](unwritten)  # the checker must not swallow "not written yet"
+    reference = namespace[solution]
+
+    def learners_answer(*args):
+        return reference(*args)
+
+    check_exercise = namespace["check_exercise"]
+    assert check_exercise(learners_answer, reference, namespace[checker]) is learners_answer
+    assert check_exercise(unwritten, reference, namespace[checker]) is reference
+    assert "not written yet" in capsys.readouterr().out
