@@ -38,7 +38,8 @@ def check_special_tokens(special_tokens: Iterable[str] | None) -> list[str]:
     """Return the special tokens as a list, refusing empty or repeated ones.
 
     An empty special token would match everywhere and a repeated one would get two ids,
-    so both are mistakes worth stopping on.
+    so both are mistakes worth stopping on; so is one with a lone surrogate, which has
+    no bytes to match.
 
     >>> check_special_tokens(("<|endoftext|>",))
     ['<|endoftext|>']
@@ -60,6 +61,11 @@ def check_special_tokens(special_tokens: Iterable[str] | None) -> list[str]:
             raise TypeError(f"special tokens must be strings, got {token!r}")
         if token == "":
             raise ValueError("special_tokens contains an empty string")
+        if replace_lone_surrogates(token) != token:
+            raise ValueError(
+                f"special token {token!r} holds a lone surrogate, which UTF-8 cannot encode "
+                "(it may come from a file name or argument that is not valid UTF-8)"
+            )
         if token in seen:
             raise ValueError(f"special token {token!r} is given more than once")
         seen.add(token)

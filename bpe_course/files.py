@@ -12,12 +12,14 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import re
 import shutil
-import signal
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import lru_cache
+
+from .interrupts import stop_signals_deferred
 
 
 @lru_cache(maxsize=1)
@@ -131,7 +133,7 @@ def publish_folder(staging: str, target: str) -> None:
     A reader of ``target`` sees the whole old folder or the whole new one, never a mix of
     files from both (renaming files one by one would allow that). Where the system cannot
     swap two folders atomically, the old folder is moved aside and the new one moved in
-    with Ctrl-C and SIGTERM held back between the two renames.
+    with stop signals held back between the two renames.
     """
     os.chmod(staging, default_file_mode(directory=True))
     if not os.path.lexists(target):
@@ -142,17 +144,33 @@ def publish_folder(staging: str, target: str) -> None:
         return
     aside = tempfile.mkdtemp(prefix=".replaced-", dir=os.path.dirname(target))
     old = os.path.join(aside, "old")
-    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
-    try:
+    with stop_signals_deferred():
         os.rename(target, old)
         os.rename(staging, target)
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, held)
     shutil.rmtree(aside)
+
+
+#: Ids and ranks must fit in 32 bits: tiktoken and Hugging Face store them that way, and a
+#: larger number in a hand-edited file is a typo, not a vocabulary.
+MAX_ID = 2**32 - 1
+
+
+def check_id(value: object, what: str) -> int:
+    """``value`` if it is a whole number from 0 to :data:`MAX_ID`; else a ValueError
+    that starts with ``what`` (which names the file and the token)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"{what} has id {value!r}, not an id >= 0")
+    if value > MAX_ID:
+        raise ValueError(f"{what} has id {value}, too large (ids must be below 2**32)")
+    return value
 
 
 def write_vocab_json(path: str | os.PathLike[str], vocab: dict[int, bytes]) -> None:
     """Write ``{token: id}`` with tokens in GPT-2's byte-to-unicode spelling."""
+    for token_id, token in vocab.items():  # never write what read_vocab_json would refuse
+        check_id(token_id, f"cannot write {path}: token {token!r}")
+        if not token:
+            raise ValueError(f"cannot write {path}: id {token_id} is the empty token")
     entries = {token_to_str(token): token_id for token_id, token in sorted(vocab.items())}
     if len(entries) != len(vocab):
         raise ValueError(
@@ -196,14 +214,19 @@ def read_vocab_json(path: str | os.PathLike[str]) -> dict[int, bytes]:
         raise ValueError(
             f"{path}: not UTF-8 at byte offset {error.start} ({error.reason})"
         ) from None
-    except json.JSONDecodeError as error:
+    except RecursionError:
+        raise ValueError(f"{path}: not a JSON vocabulary (lists nested too deeply)") from None
+    except ValueError as error:  # also a number too long for Python's int() to read
+        if str(error).startswith(f"{path}:"):
+            raise
         raise ValueError(f"{path}: not a valid JSON vocabulary ({error})") from None
     if not isinstance(raw, dict):
         raise ValueError(f"{path}: expected a JSON object {{token: id}}, got {type(raw).__name__}")
     vocab: dict[int, bytes] = {}
     for text, token_id in raw.items():
-        if isinstance(token_id, bool) or not isinstance(token_id, int) or token_id < 0:
-            raise ValueError(f"{path}: token {text!r} has id {token_id!r}, not an id >= 0")
+        check_id(token_id, f"{path}: token {text!r}")
+        if not text:
+            raise ValueError(f"{path}: the empty token has id {token_id}; a token is 1+ bytes")
         if token_id in vocab:
             raise ValueError(f"{path}: id {token_id} is given to two tokens")
         vocab[token_id] = str_to_token(text, where=path)
@@ -216,19 +239,27 @@ def read_merges_txt(path: str | os.PathLike[str]) -> list[tuple[bytes, bytes]]:
 
 
 def read_merge_lines(path: str | os.PathLike[str]) -> list[tuple[int, bytes, bytes]]:
-    """Like :func:`read_merges_txt`, with each merge's line number (for error messages)."""
+    """Like :func:`read_merges_txt`, with each merge's line number (for error messages).
+
+    Lines may end in LF, CRLF or a lone CR (no token holds a raw CR: GPT-2 writes byte 13
+    as ``č``). A merge may only join single bytes and tokens made by earlier lines, and
+    may appear once: a file that breaks either rule was not written by BPE training, and
+    encoding with it would quietly skip merges.
+    """
     path = os.fspath(path)
     merges: list[tuple[int, bytes, bytes]] = []
     try:
         with open(path, "rb") as file:
-            raw_lines = file.read().split(b"\n")
+            raw_lines = re.split(rb"\r\n|\r|\n", file.read())
     except FileNotFoundError:
         raise FileNotFoundError(f"merges file not found: {path}") from None
     if raw_lines and raw_lines[0].startswith(b"\xef\xbb\xbf"):
         raw_lines[0] = raw_lines[0][3:]  # a byte order mark, as Notepad writes
+    made: set[bytes] = set()
+    lines_of: dict[str, int] = {}
     for number, raw_line in enumerate(raw_lines, start=1):
         try:
-            line = raw_line.decode("utf-8").rstrip("\r")
+            line = raw_line.decode("utf-8")
         except UnicodeDecodeError as error:
             raise ValueError(
                 f"{path}:{number}: not UTF-8 at byte {error.start + 1} of the line ({error.reason})"
@@ -241,5 +272,16 @@ def read_merge_lines(path: str | os.PathLike[str]) -> list[tuple[int, bytes, byt
                 f"{path}:{number}: expected two tokens separated by one space, got {line!r}"
             )
         where = f"{path}:{number}"
-        merges.append((number, str_to_token(parts[0], where), str_to_token(parts[1], where)))
+        if line in lines_of:
+            raise ValueError(f"{where}: merge {line!r} repeats line {lines_of[line]}")
+        lines_of[line] = number
+        left, right = str_to_token(parts[0], where), str_to_token(parts[1], where)
+        for text, token in zip(parts, (left, right)):
+            if len(token) > 1 and token not in made:
+                raise ValueError(
+                    f"{where}: merge uses {text!r}, which no earlier line makes (merges "
+                    "must be in the order they were learned)"
+                )
+        made.add(left + right)
+        merges.append((number, left, right))
     return merges

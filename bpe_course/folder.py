@@ -10,6 +10,10 @@ in whole (:func:`bpe_course.files.publish_folder`). Three rules protect what the
 - A reader sees the old tokenizer or the new one, never a mix of files from both.
 - Two trainings into the same folder at once: the one that finishes second sees that the
   folder changed after it started, and refuses to overwrite the other's result.
+
+Loading checks that the files belong together (``config.json`` records the vocabulary size
+and the number of merges), and reads the folder again if a training swapped a new one in
+while it was being read.
 """
 
 from __future__ import annotations
@@ -19,11 +23,14 @@ import json
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from .base import check_special_tokens
 from .files import publish_folder
-from .pretokenize import NAMED_PATTERNS
+from .interrupts import stop_signals_deferred
+from .pretokenize import NAMED_PATTERNS, compile_pattern
 from .tokenizer import Tokenizer
 
 #: The files a tokenizer folder holds.
@@ -75,12 +82,14 @@ def is_tokenizer_folder(folder: str) -> bool:
     )
 
 
-@dataclass(frozen=True)
+@dataclass
 class OutputClaim:
-    """What stood at the output folder when the work started (its inode, or None)."""
+    """What stood at the output folder when the work started (its inode, or None), and
+    whether the new tokenizer has been put there (``saved``), for messages after Ctrl-C."""
 
     target: str
     inode: int | None
+    saved: bool = False
 
 
 def _inode(path: str) -> int | None:
@@ -116,6 +125,11 @@ def claim_output_folder(
             )
     if os.path.exists(target) and not os.path.isdir(target):
         raise FolderError(f"{out!r} is a file, not a folder")
+    if os.path.ismount(target):
+        raise FolderError(
+            f"{out!r} is a mount point, which cannot be replaced as a whole (saving swaps "
+            "the folder); save into a new folder inside it"
+        )
     parent = os.path.dirname(target)
     existing = parent
     while not os.path.exists(existing):
@@ -139,11 +153,17 @@ def save_tokenizer_folder(tokenizer: Tokenizer, claim: OutputClaim) -> None:
     """Write all files of ``tokenizer`` and put them at ``claim.target`` in one step.
 
     Raises :class:`FolderError`, leaving the folder as it was, when something else was
-    saved there since the claim was made (another training finished first).
+    saved there since the claim was made (another training finished first), and an
+    ``OSError`` naming the folder when the disk is full or the folder cannot be written.
+    A stop signal during the swap takes effect once it is done and ``claim.saved`` is set,
+    so the caller can say truthfully whether the tokenizer was saved.
     """
     parent = os.path.dirname(claim.target)
-    os.makedirs(parent, exist_ok=True)
-    staging = tempfile.mkdtemp(prefix=f".{os.path.basename(claim.target)}.partial-", dir=parent)
+    try:
+        os.makedirs(parent, exist_ok=True)
+        staging = tempfile.mkdtemp(prefix=f".{os.path.basename(claim.target)}.partial-", dir=parent)
+    except OSError as error:
+        raise _cannot_save(claim, error) from None
     try:
         write_tokenizer_files(tokenizer, staging)
         lock = os.open(parent, os.O_RDONLY)
@@ -154,11 +174,24 @@ def save_tokenizer_folder(tokenizer: Tokenizer, claim: OutputClaim) -> None:
                     f"{claim.target} changed while this tokenizer was being trained (another "
                     "run saved there first); this result was not saved, the other one is kept"
                 )
-            publish_folder(staging, claim.target)
+            with stop_signals_deferred():
+                publish_folder(staging, claim.target)
+                claim.saved = True
         finally:
             os.close(lock)
+    except OSError as error:
+        if claim.saved:
+            raise
+        raise _cannot_save(claim, error) from None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+
+
+def _cannot_save(claim: OutputClaim, error: OSError) -> OSError:
+    reason = error.strerror or str(error)
+    return OSError(
+        f"cannot save the tokenizer in {claim.target}: {reason}; the folder was left as it was"
+    )
 
 
 def save_tokenizer(tokenizer: Tokenizer, out: str, *, force: bool = False) -> None:
@@ -166,53 +199,124 @@ def save_tokenizer(tokenizer: Tokenizer, out: str, *, force: bool = False) -> No
     save_tokenizer_folder(tokenizer, claim_output_folder(out, force=force))
 
 
+#: How often a folder that keeps being replaced while it is read is read again.
+READ_ATTEMPTS = 5
+
+
 def _read_config(folder: str) -> dict:
     path = os.path.join(folder, "config.json")
-    if not os.path.exists(path):
-        return {}
     try:
         with open(path, encoding="utf-8-sig") as file:
             config = json.load(file)
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+    except (ValueError, RecursionError) as error:  # bad JSON, bad UTF-8, absurd nesting
         raise FolderError(f"{path}: not valid JSON ({error})") from None
     if not isinstance(config, dict):
         raise FolderError(f"{path}: expected a JSON object")
     return config
 
 
-def load_tokenizer_folder(folder: str) -> Tokenizer:
-    """Load a folder written by :func:`save_tokenizer` (or ``bpe-course train``)."""
-    if not os.path.isdir(folder):
-        raise FolderError(f"{folder!r} is not a folder")
-    config = _read_config(folder)
-    config_path = os.path.join(folder, "config.json")
+def _config_pattern(config: dict, path: str) -> str:
+    """The split pattern ``config.json`` asks for, checked (default: GPT-2's)."""
+    name, regex = config.get("pattern"), config.get("pattern_regex")
+    if name is not None and (not isinstance(name, str) or name not in NAMED_PATTERNS):
+        known = ", ".join(NAMED_PATTERNS)
+        raise FolderError(f"{path}: unknown pattern {name!r} (known: {known})")
+    if regex is None:
+        return NAMED_PATTERNS[name or "gpt2"]
+    if not isinstance(regex, str):
+        raise FolderError(f"{path}: pattern_regex must be a string")
+    if name is not None and NAMED_PATTERNS[name] != regex:
+        raise FolderError(
+            f"{path}: pattern {name!r} and pattern_regex disagree; keep only the one you mean"
+        )
+    try:
+        compiled = compile_pattern(regex)
+    except ValueError as error:
+        raise FolderError(f"{path}: {error}") from None
+    if compiled.match("") is not None:
+        raise FolderError(
+            f"{path}: pattern_regex matches the empty string, so the text it skips would be lost"
+        )
+    return regex
+
+
+def _config_specials(config: dict, path: str) -> list[str]:
     specials = config.get("special_tokens", {})
     if isinstance(specials, dict):
         specials = list(specials)
     if not isinstance(specials, list) or not all(isinstance(t, str) for t in specials):
-        raise FolderError(f"{config_path}: special_tokens must be a list of strings")
-    pattern = config.get("pattern_regex")
-    if pattern is None:
-        name = config.get("pattern") or "gpt2"
-        if name not in NAMED_PATTERNS:
-            known = ", ".join(NAMED_PATTERNS)
-            raise FolderError(f"{config_path}: unknown pattern {name!r} (known: {known})")
-        pattern = NAMED_PATTERNS[name]
-    elif not isinstance(pattern, str):
-        raise FolderError(f"{config_path}: pattern_regex must be a string")
-    for name in ("vocab.json", "merges.txt"):
-        if not os.path.exists(os.path.join(folder, name)):
-            raise FolderError(
-                f"{folder} has no {name}; a tokenizer folder holds vocab.json, merges.txt "
-                "and config.json as written by 'bpe-course train'"
-            )
-    tokenizer = Tokenizer.from_files(
-        os.path.join(folder, "vocab.json"), os.path.join(folder, "merges.txt"), specials, pattern
-    )
+        raise FolderError(f"{path}: special_tokens must be a list of strings")
+    try:
+        return check_special_tokens(specials)
+    except ValueError as error:
+        raise FolderError(f"{path}: {error}") from None
+
+
+def _check_counts(tokenizer: Tokenizer, config: dict, folder: str, path: str) -> None:
+    """The sizes ``config.json`` records must be those of vocab.json and merges.txt: files
+    copied in from another tokenizer would otherwise load silently and give wrong ids."""
+    size, merges = config.get("vocab_size"), config.get("merges")
+    if size is not None and size != tokenizer.vocab_size:
+        raise FolderError(
+            f"{path}: says vocab_size {size!r}, but {folder} holds {tokenizer.vocab_size} "
+            "tokens; its files come from different tokenizers"
+        )
+    if merges is not None and merges != len(tokenizer.merges):
+        raise FolderError(
+            f"{path}: says {merges!r} merges, but merges.txt in {folder} has "
+            f"{len(tokenizer.merges)}; its files come from different tokenizers"
+        )
     wanted = config.get("special_tokens")
     if isinstance(wanted, dict) and wanted != tokenizer.special_tokens:
         raise FolderError(
-            f"{config_path}: special token ids {wanted} do not match vocab.json "
+            f"{path}: special token ids {wanted} do not match vocab.json "
             f"({tokenizer.special_tokens})"
         )
+
+
+def _load_once(folder: str) -> Tokenizer:
+    names = ("vocab.json", "merges.txt", "config.json")
+    missing = [name for name in names if not os.path.isfile(os.path.join(folder, name))]
+    if missing:
+        raise FolderError(
+            f"{folder} has no {' or '.join(missing)}; a tokenizer folder holds vocab.json, "
+            "merges.txt and config.json (the split pattern and special tokens) as written "
+            "by 'bpe-course train'"
+        )
+    vocab_path, merges_path, config_path = (os.path.join(folder, name) for name in names)
+    config = _read_config(folder)
+    pattern = _config_pattern(config, config_path)
+    specials = _config_specials(config, config_path)
+    try:
+        tokenizer = Tokenizer.from_files(vocab_path, merges_path, specials, pattern)
+    except ValueError as error:
+        if folder in str(error):
+            raise
+        raise FolderError(f"{vocab_path}: {error}") from None
+    _check_counts(tokenizer, config, folder, config_path)
     return tokenizer
+
+
+def load_tokenizer_folder(folder: str) -> Tokenizer:
+    """Load a folder written by :func:`save_tokenizer` (or ``bpe-course train``).
+
+    A training may swap a new tokenizer into the folder while it is being read; the folder's
+    inode tells, and the folder is then read again, so the result is one tokenizer, never
+    the old config with the new vocabulary.
+    """
+    folder = os.fspath(folder)
+    if not os.path.isdir(folder):
+        raise FolderError(f"{folder!r} is not a folder")
+    for attempt in range(READ_ATTEMPTS):
+        before = _inode(folder)
+        try:
+            tokenizer = _load_once(folder)
+        except (ValueError, OSError):
+            if _inode(folder) == before:
+                raise
+        else:
+            if _inode(folder) == before:
+                return tokenizer
+        time.sleep(0.01 * (attempt + 1))  # the other process is between two renames
+    raise FolderError(f"{folder} kept changing while it was read; try again when no training "
+                      "saves there")

@@ -2,10 +2,11 @@
 
 Training a tokenizer can take minutes and uses worker processes. When the user presses
 Ctrl-C, the terminal sends SIGINT to *every* process of the command, so without care each
-worker prints its own traceback; ``kill PID`` (SIGTERM) by default ends the main process at
-once, leaving half-written files and orphaned workers behind.
+worker prints its own traceback; ``kill PID`` (SIGTERM) and closing the terminal (SIGHUP)
+by default end the main process at once, leaving half-written files and orphaned workers
+behind.
 
-The rule here: only the main process reacts. It turns either signal into an exception,
+The rule here: only the main process reacts. It turns each signal into an exception,
 :class:`Interrupted`, which unwinds through ``with`` blocks and ``finally`` clauses, so the
 process pool is shut down and temporary files are removed on the way out. Workers ignore
 Ctrl-C and die quietly on SIGTERM (the pool sends it when it is shut down).
@@ -15,19 +16,23 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-#: The signals that mean "stop": Ctrl-C and the polite ``kill``.
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+#: The signals that mean "stop": Ctrl-C, the polite ``kill``, and a closed terminal (SIGHUP,
+#: which Windows does not have).
+STOP_SIGNALS = tuple(
+    getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)
+)
 
 
 class Interrupted(KeyboardInterrupt):
     """Raised in the main process when a stop signal arrives; ``exit_code`` is 128 + signal.
 
     It is a ``KeyboardInterrupt``, so code that already cleans up after Ctrl-C cleans up
-    after SIGTERM too.
+    after SIGTERM and SIGHUP too.
     """
 
     def __init__(self, signum: int) -> None:
@@ -36,41 +41,83 @@ class Interrupted(KeyboardInterrupt):
         super().__init__(signal.Signals(signum).name)
 
 
+def _in_main_thread() -> bool:
+    return threading.current_thread() is threading.main_thread()
+
+
 @contextmanager
 def stop_signals_raise() -> Iterator[None]:
-    """Within this block, SIGINT and SIGTERM raise :class:`Interrupted` in this process only.
+    """Within this block, a stop signal raises :class:`Interrupted` in this process only.
 
     Workers started by fork inherit the handler; it ignores Ctrl-C outside the parent and
-    ends a worker at once on SIGTERM. Python can drop an exception raised inside some
-    callbacks (one runs right after each fork), so a signal at that moment is remembered
-    and raised when the block ends.
+    ends a worker at once on SIGTERM. Python drops an exception raised inside some
+    callbacks (one runs right after each fork) and reports it as "unraisable"; such a
+    dropped :class:`Interrupted` is caught there, kept quiet, and raised when the block
+    ends. One the code inside the block caught and handled is not raised again.
     """
-    if threading.current_thread() is not threading.main_thread():
+    if not _in_main_thread():
         yield  # signal handlers can only be set in the main thread
         return
     parent = os.getpid()
-    received: list[int] = []
+    dropped: list[int] = []
 
     def handler(signum: int, frame: object) -> None:
         if os.getpid() != parent:
-            if signum == signal.SIGTERM:
+            if signum != signal.SIGINT:
                 os._exit(128 + signum)
             return
-        received.append(signum)
         raise Interrupted(signum)
 
+    def keep_dropped(unraisable) -> None:
+        if isinstance(unraisable.exc_value, Interrupted):
+            dropped.append(unraisable.exc_value.signum)
+        else:
+            previous_hook(unraisable)
+
+    previous_hook, sys.unraisablehook = sys.unraisablehook, keep_dropped
     previous = {signum: signal.signal(signum, handler) for signum in STOP_SIGNALS}
     try:
         yield
     finally:
         for signum, old in previous.items():
             signal.signal(signum, old)
-    if received:
-        raise Interrupted(received[0])
+        sys.unraisablehook = previous_hook
+    if dropped:
+        raise Interrupted(dropped[0])
+
+
+@contextmanager
+def stop_signals_deferred() -> Iterator[None]:
+    """Within this block a stop signal is only remembered; it takes effect when the block ends.
+
+    For the few steps that must not be cut in half, such as swapping a finished folder into
+    place and noting that it is there. Blocking the signal with ``pthread_sigmask`` would
+    not be enough: it blocks one thread, and the kernel hands the signal to another (tqdm
+    and multiprocessing start threads), whose handler Python then runs in the main thread
+    anyway. Replacing the Python handler works whatever thread receives the signal.
+    """
+    if not _in_main_thread():
+        yield
+        return
+    received: list[int] = []
+    previous = {
+        signum: signal.signal(signum, lambda signum, frame: received.append(signum))
+        for signum in STOP_SIGNALS
+    }
+    try:
+        yield
+    finally:
+        for signum, old in previous.items():
+            signal.signal(signum, old)
+        if received:
+            signal.raise_signal(received[0])  # now handled as if it had just arrived
 
 
 def worker_ignores_ctrl_c() -> None:
     """Pool initializer: a worker ignores Ctrl-C (the main process stops the pool) and
-    takes SIGTERM's default, so shutting the pool down ends it without a traceback."""
+    takes the default action for SIGTERM and SIGHUP, so shutting the pool down (or closing
+    the terminal) ends it without a traceback."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    for signum in STOP_SIGNALS:
+        if signum != signal.SIGINT:
+            signal.signal(signum, signal.SIG_DFL)

@@ -27,8 +27,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import BinaryIO
 
-from .base import ENDOFTEXT
-from .files import bytes_to_unicode
+from .base import ENDOFTEXT, check_special_tokens
+from .files import bytes_to_unicode, check_id
 from .pretokenize import GPT2_PATTERN, GPT4_PATTERN, O200K_PATTERN
 from .ranks import merges_from_ranks
 from .tokenizer import Tokenizer
@@ -136,26 +136,78 @@ def load_gpt2_files(
 
 
 def read_tiktoken_ranks(path: str | os.PathLike[str]) -> dict[bytes, int]:
-    """Read a ``.tiktoken`` file: ``base64-token rank`` on each line."""
+    """Read a ``.tiktoken`` file: ``base64-token rank`` on each line.
+
+    Lines may end in LF, CRLF or a lone CR, as tiktoken's own loader accepts; a byte order
+    mark at the start is skipped. A rank is written in ASCII digits and fits in 32 bits.
+    """
     path = os.fspath(path)
     ranks: dict[bytes, int] = {}
-    with open_maybe_gzipped(path) as file:
-        for number, line in enumerate(file, start=1):
-            if not line.strip():
-                continue
-            parts = line.split()
-            try:
-                if len(parts) != 2:
-                    raise ValueError
-                token, rank = base64.b64decode(parts[0], validate=True), int(parts[1])
-            except (ValueError, binascii.Error):
-                raise ValueError(
-                    f"{path}:{number}: expected 'base64-token rank', got {line[:80]!r}"
-                ) from None
-            if token in ranks:
-                raise ValueError(f"{path}:{number}: token {token!r} appears twice")
-            ranks[token] = rank
+    try:
+        with open_maybe_gzipped(path) as file:
+            data = file.read()
+    except (gzip.BadGzipFile, EOFError) as error:
+        raise ValueError(f"{path}: not gzip data, though the name ends in .gz ({error})") from None
+    for number, line in enumerate(data.removeprefix(b"\xef\xbb\xbf").splitlines(), start=1):
+        if not line.strip():
+            continue
+        parts = line.split()
+        try:
+            if len(parts) != 2:
+                raise ValueError
+            token = base64.b64decode(parts[0], validate=True)
+        except (ValueError, binascii.Error):
+            raise ValueError(
+                f"{path}:{number}: expected 'base64-token rank', got {line[:80]!r}"
+            ) from None
+        if not parts[1].isdigit():  # int() would also take "-5", "+5", "2_56" or " 5"
+            raise ValueError(
+                f"{path}:{number}: expected 'base64-token rank', got {line[:80]!r} "
+                f"({parts[1][:40].decode(errors='replace')!r} is not a rank: digits 0-9 only)"
+            )
+        rank = check_id(int(parts[1]), f"{path}:{number}: token {token!r}")
+        if not token:
+            raise ValueError(f"{path}:{number}: the empty token has rank {rank}")
+        if token in ranks:
+            raise ValueError(f"{path}:{number}: token {token!r} appears twice")
+        ranks[token] = rank
     return ranks
+
+
+def check_rank_specials(
+    special_tokens: Mapping[str, int], ranks: Mapping[bytes, int], source: str
+) -> dict[str, int]:
+    """``{token: id}`` for special tokens beside a rank table, checked against it.
+
+    Each id must be free, and each token's bytes must not be a ranked token already: our
+    tokenizer gives one id per byte string, so such a special token would silently get the
+    ranked token's id instead of its own.
+    """
+    if not isinstance(special_tokens, Mapping):
+        raise TypeError(
+            f"special_tokens must be a mapping {{token: id}}, got {type(special_tokens).__name__}"
+        )
+    check_special_tokens(list(special_tokens))
+    token_at = {rank: token for token, rank in ranks.items()}
+    owner: dict[int, str] = {}
+    for token, token_id in special_tokens.items():
+        check_id(token_id, f"special token {token!r}")
+        if token_id in owner:
+            raise ValueError(
+                f"special tokens {owner[token_id]!r} and {token!r} both want id {token_id}"
+            )
+        if token_id in token_at:
+            raise ValueError(
+                f"special token {token!r} wants id {token_id}, which {source} already "
+                f"gives to {token_at[token_id]!r}"
+            )
+        if token.encode("utf-8") in ranks:
+            raise ValueError(
+                f"special token {token!r} has the same bytes as rank "
+                f"{ranks[token.encode('utf-8')]} in {source}; give it text of its own"
+            )
+        owner[token_id] = token
+    return dict(special_tokens)
 
 
 def load_tiktoken_file(
@@ -169,25 +221,21 @@ def load_tiktoken_file(
 
     ``name`` defaults to the file's name without ``.tiktoken`` (and ``.gz``).
     """
-    special_tokens = {} if special_tokens is None else dict(special_tokens)
+    source = os.fspath(path)
     if name is None:
-        name = os.path.basename(os.fspath(path)).removesuffix(".gz").removesuffix(".tiktoken")
+        name = os.path.basename(source).removesuffix(".gz").removesuffix(".tiktoken")
     ranks = read_tiktoken_ranks(path)
     vocab = {rank: token for token, rank in ranks.items()}
     if len(vocab) != len(ranks):
-        raise ValueError(f"{os.fspath(path)}: two tokens share a rank")
+        raise ValueError(f"{source}: two tokens share a rank")
+    special_tokens = check_rank_specials(special_tokens or {}, ranks, source)
     for token, token_id in special_tokens.items():
-        if token_id in vocab:
-            raise ValueError(
-                f"special token {token!r} wants id {token_id}, which {os.fspath(path)} "
-                f"already gives to {vocab[token_id]!r}"
-            )
         vocab[token_id] = token.encode("utf-8")
     try:
         merges = merges_from_ranks(ranks)
+        return Tokenizer(vocab, merges, list(special_tokens), pattern, name=name)
     except ValueError as error:
-        raise ValueError(f"{os.fspath(path)}: {error}") from None
-    return Tokenizer(vocab, merges, list(special_tokens), pattern, name=name)
+        raise ValueError(f"{source}: {error}") from None
 
 
 @lru_cache(maxsize=1)

@@ -239,6 +239,7 @@ def test_mistakes_get_one_line_and_an_exit_code(args, code, message, corpus, tmp
 def test_broken_tokenizer_folder(tmp_path, cli):
     (tmp_path / "vocab.json").write_text("{not json")
     (tmp_path / "merges.txt").write_text("#version: 0.2\n")
+    (tmp_path / "config.json").write_text('{"pattern": "gpt2"}')
     code, _, err = cli(["decode", "--tokenizer", str(tmp_path), "1"])
     assert code == 1 and "not a valid JSON vocabulary" in err
     assert err.count("\n") == 1

@@ -1,0 +1,267 @@
+"""Tokenizer files broken in every way we could think of: each gets an error naming the file.
+
+An adversarial pass over vocab.json, merges.txt, config.json, .tiktoken rank files and
+tokenizer folders: wrong types, impossible ids, merges out of order, old Mac line endings,
+a folder that mixes two tokenizers, a folder that changes while it is read.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from bpe_course import GPT2_PATTERN, GPT4_PATTERN, Tokenizer
+from bpe_course import folder as folder_module
+from bpe_course.base import check_special_tokens
+from bpe_course.files import read_merges_txt, read_vocab_json, write_vocab_json
+from bpe_course.folder import load_tokenizer_folder, save_tokenizer
+from bpe_course.openai import load_tiktoken_file, read_tiktoken_ranks
+from bpe_course.utf8 import byte_vocab
+
+SPECIAL = "<|endoftext|>"
+
+
+def small_tokenizer(pattern: str = GPT2_PATTERN, specials=(SPECIAL,)) -> Tokenizer:
+    vocab = byte_vocab() | {256: b"th", 257: b"the", 258: b" the"}
+    merges = [(b"t", b"h"), (b"th", b"e"), (b" ", b"the")]
+    return Tokenizer(vocab, merges, list(specials), pattern)
+
+
+@pytest.fixture
+def saved(tmp_path) -> Path:
+    """A tokenizer folder as ``bpe-course train`` writes it."""
+    save_tokenizer(small_tokenizer(), str(tmp_path / "tok"))
+    return tmp_path / "tok"
+
+
+# vocab.json --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("content", "complaint"),
+    [
+        ('{"a": ' + "9" * 5000 + "}", "not a valid JSON vocabulary"),  # Python's int limit
+        ("[" * 100_000 + "]" * 100_000, "nested too deeply"),  # RecursionError before
+        ('{"a": ' + str(2**40) + "}", "too large"),
+        ('{"": 5}', "empty token"),
+    ],
+    ids=["5000-digit id", "deep nesting", "huge id", "empty token"],
+)
+def test_vocab_json_beyond_the_ordinary_mistakes_names_the_file(tmp_path, content, complaint):
+    path = tmp_path / "vocab.json"
+    path.write_text(content, encoding="utf-8")
+    with pytest.raises(ValueError, match=re.escape(str(path))) as caught:
+        read_vocab_json(path)
+    assert complaint in str(caught.value)
+
+
+# merges.txt --------------------------------------------------------------------------------
+
+
+def test_merges_with_old_mac_line_endings_are_read_line_by_line(tmp_path):
+    """A lone CR ends a line (no token can hold a raw CR: GPT-2 writes byte 13 as 'č')."""
+    path = tmp_path / "merges.txt"
+    path.write_bytes(b"#version: 0.2\rt h\rth e\r")
+    assert read_merges_txt(path) == [(b"t", b"h"), (b"th", b"e")]  # was [] (one long line)
+
+
+def test_a_merge_given_twice_is_refused(tmp_path):
+    path = tmp_path / "merges.txt"
+    path.write_text("#version: 0.2\nt h\nth e\nt h\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=re.escape(f"{path}:4: merge 't h' repeats line 2")):
+        read_merges_txt(path)
+
+
+def test_merges_out_of_order_are_refused(tmp_path):
+    """A merge may only use tokens that earlier merges made: training cannot do otherwise."""
+    path = tmp_path / "merges.txt"
+    path.write_text("#version: 0.2\nth e\nt h\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=re.escape(f"{path}:2: merge uses 'th'")) as caught:
+        read_merges_txt(path)
+    assert "no earlier line makes" in str(caught.value)
+
+
+# config.json and the folder ------------------------------------------------------------------
+
+
+def write_config(folder: Path, **changes) -> None:
+    path = folder / "config.json"
+    config = json.loads(path.read_text(encoding="utf-8"))
+    config.update(changes)
+    path.write_text(json.dumps(config), encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    ("changes", "complaint"),
+    [
+        ({"special_tokens": [SPECIAL, SPECIAL]}, "more than once"),
+        ({"special_tokens": [""]}, "empty string"),
+        ({"pattern": None, "pattern_regex": "(("}, "not a valid regular expression"),
+        ({"pattern": ["gpt2"], "pattern_regex": None}, "unknown pattern"),  # TypeError before
+        ({"pattern": None, "pattern_regex": ""}, "matches the empty string"),  # gave []
+        ({"pattern": "gpt4"}, "disagree"),  # a hand edit of "pattern" was silently ignored
+        ({"vocab_size": 5000}, "vocab_size 5000"),  # files from two different tokenizers
+        ({"merges": 7}, "7 merges"),
+    ],
+)
+def test_config_mistakes_name_config_json(saved, changes, complaint):
+    write_config(saved, **changes)
+    with pytest.raises(ValueError, match=re.escape(str(saved / "config.json"))) as caught:
+        load_tokenizer_folder(str(saved))
+    assert complaint in str(caught.value)
+
+
+def test_a_folder_without_config_json_is_refused(saved):
+    """Without it the special tokens and the pattern were silently dropped."""
+    (saved / "config.json").unlink()
+    with pytest.raises(ValueError, match=f"{re.escape(str(saved))} has no config.json"):
+        load_tokenizer_folder(str(saved))
+
+
+def test_a_vocab_missing_a_byte_names_vocab_json(saved):
+    vocab = json.loads((saved / "vocab.json").read_text(encoding="utf-8"))
+    del vocab["A"]
+    (saved / "vocab.json").write_text(json.dumps(vocab), encoding="utf-8")
+    with pytest.raises(ValueError, match=re.escape(str(saved / "vocab.json"))) as caught:
+        load_tokenizer_folder(str(saved))
+    assert "0x41" in str(caught.value)
+
+
+def test_a_folder_replaced_while_it_is_read_is_read_whole(tmp_path, monkeypatch):
+    """``train`` swaps a new tokenizer in while ``encode --tokenizer`` may be reading the
+    old one: the reader must get one tokenizer or the other, not the old config with the
+    new vocabulary."""
+    out = str(tmp_path / "tok")
+    save_tokenizer(small_tokenizer(GPT2_PATTERN, ["<a>"]), out)
+    newer = Tokenizer(byte_vocab() | {256: b"<b>"}, [], ["<b>"], GPT4_PATTERN)
+    real_read_config = folder_module._read_config
+    calls = []
+
+    def read_then_replace(where):
+        config = real_read_config(where)
+        if not calls:
+            calls.append(where)
+            save_tokenizer(newer, out)  # another process finishes training right now
+        return config
+
+    monkeypatch.setattr(folder_module, "_read_config", read_then_replace)
+    loaded = load_tokenizer_folder(out)
+    assert (loaded.pattern, loaded.special_tokens) in [
+        (GPT2_PATTERN, {"<a>": 256}),
+        (GPT4_PATTERN, {"<b>": 256}),
+    ]
+
+
+def test_a_folder_that_is_a_mount_point_is_refused_before_training(tmp_path, monkeypatch):
+    """A mount point (a Docker volume, say) cannot be swapped out whole: say so up front,
+    not after the training, when the final rename fails with 'Device or resource busy'."""
+    from bpe_course.folder import claim_output_folder
+
+    (tmp_path / "volume").mkdir()
+    real_ismount = folder_module.os.path.ismount
+    monkeypatch.setattr(
+        folder_module.os.path, "ismount",
+        lambda path: path == str(tmp_path / "volume") or real_ismount(path),
+    )
+    with pytest.raises(ValueError, match="is a mount point"):
+        claim_output_folder(str(tmp_path / "volume"))
+
+
+def test_a_failed_save_names_the_folder(tmp_path, monkeypatch):
+    from bpe_course import files
+
+    def full(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(files.json, "dump", full)
+    with pytest.raises(OSError, match=re.escape(f"cannot save the tokenizer in {tmp_path}")):
+        save_tokenizer(small_tokenizer(), str(tmp_path / "tok"))
+    assert list(tmp_path.iterdir()) == []
+
+
+# .tiktoken rank files ------------------------------------------------------------------------
+
+
+def rank_lines(extra: list[str] | None = None) -> list[str]:
+    lines = [f"{base64.b64encode(bytes([b])).decode()} {b}" for b in range(256)]
+    return lines + [f"{base64.b64encode(b'ab').decode()} 256"] + (extra or [])
+
+
+def write_ranks(path: Path, lines: list[str], newline: str = "\n", prefix: bytes = b"") -> Path:
+    path.write_bytes(prefix + (newline.join(lines) + newline).encode())
+    return path
+
+
+def test_rank_files_with_old_mac_line_endings_or_a_bom_load_as_tiktoken_reads_them(tmp_path):
+    expected = read_tiktoken_ranks(write_ranks(tmp_path / "a.tiktoken", rank_lines()))
+    assert read_tiktoken_ranks(write_ranks(tmp_path / "b.tiktoken", rank_lines(), "\r")) == expected
+    bom = write_ranks(tmp_path / "c.tiktoken", rank_lines(), prefix=b"\xef\xbb\xbf")
+    assert read_tiktoken_ranks(bom) == expected
+
+
+@pytest.mark.parametrize(
+    ("rank", "complaint"),
+    [("-5", "not a rank"), ("2_56", "not a rank"), ("+256", "not a rank"),
+     (str(10**30), "too large")],
+)
+def test_impossible_ranks_are_named(tmp_path, rank, complaint):
+    lines = rank_lines()
+    lines[-1] = f"{base64.b64encode(b'ab').decode()} {rank}"
+    path = write_ranks(tmp_path / "r.tiktoken", lines)
+    with pytest.raises(ValueError, match=re.escape(f"{path}:257:")) as caught:
+        read_tiktoken_ranks(path)
+    assert complaint in str(caught.value)
+
+
+def test_a_rank_file_missing_a_byte_names_the_file(tmp_path):
+    path = write_ranks(tmp_path / "r.tiktoken", rank_lines()[1:])
+    with pytest.raises(ValueError, match=re.escape(str(path))):
+        load_tiktoken_file(path, GPT2_PATTERN)
+
+
+def test_a_gz_name_on_a_plain_file_names_the_file(tmp_path):
+    path = write_ranks(tmp_path / "r.tiktoken.gz", rank_lines())
+    with pytest.raises(ValueError, match=re.escape(str(path)) + ".*gzip"):
+        load_tiktoken_file(path, GPT2_PATTERN)
+
+
+@pytest.mark.parametrize(
+    ("specials", "complaint"),
+    [
+        ({"<s>": -1}, "not an id >= 0"),
+        ({"<s>": "300"}, "not an id >= 0"),
+        ({"<s>": True}, "not an id >= 0"),
+        (["<s>"], "a mapping"),
+        ({"ab": 300}, "same bytes as rank 256"),  # was silently given id 256
+        ({"a": 300}, "same bytes as rank 97"),
+        ({"<a>": 300, "<b>": 300}, "both want id 300"),
+        ({"<\udcff>": 300}, "lone surrogate"),
+    ],
+)
+def test_impossible_special_token_ids_for_a_rank_file(tmp_path, specials, complaint):
+    path = write_ranks(tmp_path / "r.tiktoken", rank_lines())
+    with pytest.raises((TypeError, ValueError)) as caught:
+        load_tiktoken_file(path, GPT2_PATTERN, specials)
+    assert complaint in str(caught.value)
+
+
+# Special tokens ----------------------------------------------------------------------------
+
+
+def test_a_special_token_with_a_lone_surrogate_is_refused_up_front():
+    """UTF-8 cannot encode it: training and the tokenizer crashed deep inside instead."""
+    with pytest.raises(ValueError, match="lone surrogate"):
+        check_special_tokens(["<\udcff>"])
+    with pytest.raises(ValueError, match="lone surrogate"):
+        Tokenizer(byte_vocab(), [], ["<\udcff>"])
+
+
+def test_vocab_json_written_by_us_still_loads(tmp_path):
+    """The checks above must not refuse what the package writes."""
+    vocab = byte_vocab() | {256: b"th", 2**31: b"<s>"}
+    write_vocab_json(tmp_path / "vocab.json", vocab)
+    assert read_vocab_json(tmp_path / "vocab.json") == vocab
