@@ -13,6 +13,7 @@ before any corpus is read.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
@@ -152,6 +153,27 @@ def corpus_paths(input_path: PathLike | Iterable[PathLike]) -> list[str]:
             )
         paths.append(path)
     return paths
+
+
+#: A token id written as text: ASCII digits only (``int()`` would also take ``١٢`` or ``1_0``).
+TOKEN_ID = re.compile(r"[0-9]+")
+
+
+def parse_token_ids(texts: Iterable[str], where: str) -> list[int]:
+    """Token ids written as ASCII digits and separated by any whitespace (also inside one
+    text, as a shell's ``"$(cat ids.txt)"`` gives); anything else names the word and where.
+
+    >>> parse_token_ids(["15496 11", "995\\t0\\r\\n"], "arguments")
+    [15496, 11, 995, 0]
+    """
+    ids = []
+    for word in " ".join(texts).split():
+        if not TOKEN_ID.fullmatch(word):
+            raise ValueError(f"{where}: {word!r} is not a token id (digits 0-9 only)")
+        if len(word.lstrip("0")) > 20:  # beyond any tokenizer, and too long for int() maybe
+            raise ValueError(f"unknown token id {word[:20]}... ({len(word)} digits)")
+        ids.append(int(word))
+    return ids
 
 
 #: Progress-bar labels are padded to this width so stacked bars line up.

@@ -13,16 +13,16 @@ Examples::
 
 This module only parses arguments and presents results; the work is the library's.
 Mistakes get one line on stderr, never a traceback. Exit codes: 0 ok, 1 bad input or
-tokenizer files (invalid UTF-8, an unknown id, a broken vocab.json), 2 a wrong command
-line (unknown option, missing file, impossible vocab size, unusable --out), 130 Ctrl-C,
-143 SIGTERM.
+tokenizer files (invalid UTF-8, an unknown id, a broken vocab.json) or output that cannot
+be written, 2 a wrong command line (unknown option, missing file, impossible vocab size,
+unusable --out, closed stdin), 128 + the signal when stopped (130 Ctrl-C, 143 SIGTERM,
+129 a closed terminal). Arguments are read as UTF-8 whatever the locale says.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import re
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -30,7 +30,13 @@ from contextlib import contextmanager
 from typing import TypeVar
 
 from . import export, openai
-from .base import check_num_processes, check_special_tokens, corpus_paths, merges_to_learn
+from .base import (
+    check_num_processes,
+    check_special_tokens,
+    corpus_paths,
+    merges_to_learn,
+    parse_token_ids,
+)
 from .data import corpus_head
 from .folder import (
     OUTPUT_FILES,
@@ -41,7 +47,7 @@ from .folder import (
 from .interrupts import Interrupted, stop_signals_raise
 from .pretokenize import NAMED_PATTERNS
 from .tokenizer import Tokenizer
-from .utf8 import InvalidUtf8Error, iter_utf8
+from .utf8 import InvalidUtf8Error, argument_text, iter_utf8, printable, write_utf8
 from .viz import ansi_tokens, bytes_per_token
 
 PROG = "bpe-course"
@@ -53,21 +59,9 @@ BUILTIN_TOKENIZERS = openai.BY_NAME
 #: ``train`` measures bytes per token on at most this many bytes of the corpus.
 SUMMARY_SAMPLE_BYTES = 1_000_000
 
-#: A token id on the command line: ASCII digits only (``int()`` would also take ``١٢`` or ``1_0``).
-TOKEN_ID = re.compile(r"[0-9]+")
-
 
 class UsageError(Exception):
     """The command line asks for something impossible (exit code 2)."""
-
-
-def printable(message: str) -> str:
-    """``message`` with lone surrogates written as ``\\udcff``.
-
-    Arguments that are not valid UTF-8 reach Python as lone surrogates (a file name with a
-    Latin-1 byte, say); echoing them in an error must not itself fail.
-    """
-    return message.encode("utf-8", errors="backslashreplace").decode("utf-8")
 
 
 class Parser(argparse.ArgumentParser):
@@ -85,10 +79,19 @@ def checked(label: str, check: Callable[..., T], *args: object) -> T:
         raise UsageError(f"{label}{error}") from None
 
 
+def typed(value: str, option: str) -> str:
+    """The UTF-8 text the user typed for ``option`` (see :func:`argument_text`)."""
+    return checked(f"{option}: ", argument_text, value)
+
+
 @contextmanager
-def open_input(path: str | None):
+def open_input(path: str | None, what: str = "text"):
     """The binary stream to read (a file, or stdin for ``None``/``-``) and its name."""
     if path is None or path == "-":
+        if sys.stdin is None:
+            raise UsageError(f"standard input is closed; give the {what} as arguments or a file")
+        if sys.stdin.isatty():
+            print(f"{PROG}: reading {what} from the terminal; end with Ctrl-D", file=sys.stderr)
         yield sys.stdin.buffer, "<stdin>"
         return
     if not os.path.isfile(path):
@@ -97,17 +100,15 @@ def open_input(path: str | None):
         yield file, path
 
 
-def read_text(path: str | None) -> str:
+def read_text(path: str | None, what: str = "text") -> str:
     """All of a file (or stdin) as text, strictly UTF-8."""
-    with open_input(path) as (stream, name):
+    with open_input(path, what) as (stream, name):
         return "".join(iter_utf8(stream, name))
 
 
 def write_out(text: str) -> None:
     """Write ``text`` to stdout as UTF-8 whatever the terminal's encoding claims."""
-    sys.stdout.flush()
-    sys.stdout.buffer.write(text.encode("utf-8", errors="replace"))
-    sys.stdout.buffer.flush()
+    write_utf8(sys.stdout, text)
 
 
 def load_tokenizer(spec: str) -> Tokenizer:
@@ -129,13 +130,14 @@ def cmd_train(args: argparse.Namespace) -> int:
 
     # Everything that can be checked is checked before the corpus is read.
     pattern = NAMED_PATTERNS[args.pattern]
-    specials = checked("--special-tokens: ", check_special_tokens, args.special_tokens)
+    typed_specials = [typed(token, "--special-tokens") for token in args.special_tokens]
+    specials = checked("--special-tokens: ", check_special_tokens, typed_specials)
     wanted = checked("--vocab-size: ", merges_to_learn, args.vocab_size, specials)
     checked("", corpus_paths, args.corpus)
     checked("--processes: ", check_num_processes, args.processes)
     checked("--special-tokens: ", export.check_exportable, specials, pattern)
-    claim = checked(f"--out {args.out!r}: ", claim_output_folder, args.out, args.force,
-                    args.corpus)
+    args.claim = checked(f"--out {args.out!r}: ", claim_output_folder, args.out, args.force,
+                         args.corpus)
 
     start = time.perf_counter()
     vocab, merges = train_bpe(
@@ -144,19 +146,17 @@ def cmd_train(args: argparse.Namespace) -> int:
     )
     seconds = time.perf_counter() - start
     tokenizer = Tokenizer(vocab, merges, specials, pattern)
-    save_tokenizer_folder(tokenizer, claim)
+    save_tokenizer_folder(tokenizer, args.claim)
 
-    try:
-        sample = corpus_head(args.corpus, SUMMARY_SAMPLE_BYTES)
-        ratio = bytes_per_token(tokenizer, sample) if sample else 0.0
-    except KeyboardInterrupt:
-        return fail(f"interrupted the summary; the tokenizer is saved in {args.out}", 130)
+    # From here on a failure or Ctrl-C is reported with "the tokenizer is saved" (see main).
+    sample = corpus_head(args.corpus, SUMMARY_SAMPLE_BYTES)
+    ratio = bytes_per_token(tokenizer, sample) if sample else 0.0
     short = "" if len(merges) == wanted else f" (asked for {wanted}: the corpus ran out of pairs)"
     sampled = sum(os.path.getsize(path) for path in args.corpus) > SUMMARY_SAMPLE_BYTES
     which = "the corpus's first 1 MB" if sampled else "the corpus"
-    print(f"learned {len(merges)} merges{short} in {seconds:.1f} s; vocab size {len(vocab)}")
-    print(f"bytes per token on {which}: {ratio:.2f}")
-    print(f"wrote {', '.join(OUTPUT_FILES)} to {args.out}")
+    write_out(f"learned {len(merges)} merges{short} in {seconds:.1f} s; vocab size {len(vocab)}\n"
+              f"bytes per token on {which}: {ratio:.2f}\n"
+              f"wrote {', '.join(OUTPUT_FILES)} to {printable(args.out)}\n")
     return 0
 
 
@@ -178,19 +178,11 @@ def cmd_encode(args: argparse.Namespace) -> int:
     return 0
 
 
-def parse_ids(words: Sequence[str], where: str) -> list[int]:
-    """Token ids written as ASCII digits; anything else names the word and where it was."""
-    for word in words:
-        if not TOKEN_ID.fullmatch(word):
-            raise ValueError(f"{where}: {word!r} is not a token id (digits 0-9 only)")
-    return [int(word) for word in words]
-
-
 def cmd_decode(args: argparse.Namespace) -> int:
     tokenizer = load_tokenizer(args.tokenizer)
-    words = args.ids if args.ids else read_text(None).split()
-    text = tokenizer.decode(parse_ids(words, "arguments" if args.ids else "<stdin>"))
-    if sys.stdout.isatty() and not text.endswith("\n"):
+    words = args.ids or [read_text(None, "token ids").removeprefix("\ufeff")]  # Notepad's BOM
+    text = tokenizer.decode(parse_token_ids(words, "arguments" if args.ids else "<stdin>"))
+    if sys.stdout is not None and sys.stdout.isatty() and not text.endswith("\n"):
         text += "\n"
     write_out(text)
     return 0
@@ -200,7 +192,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     tokenizer = load_tokenizer(args.tokenizer)
     if args.text is not None and args.file is not None:
         raise UsageError("give a FILE or --text, not both")
-    text = args.text if args.text is not None else read_text(args.file)
+    text = typed(args.text, "--text") if args.text is not None else read_text(args.file)
     coloured = ansi_tokens(text, tokenizer)
     n_tokens = len(tokenizer.encode(text))
     write_out(coloured + ("" if coloured.endswith("\n") else "\n"))
@@ -259,6 +251,8 @@ def fail(message: str, code: int) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; returns the exit code instead of raising for user mistakes."""
+    if sys.stderr is None:  # started with stderr closed: errors and bars go nowhere, not stdout
+        sys.stderr = open(os.devnull, "w")  # noqa: SIM115 (for the life of the process)
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -272,7 +266,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt as error:
         code = error.exit_code if isinstance(error, Interrupted) else 130
         nothing = "; nothing was written" if args.command == "train" else ""
-        return fail(f"interrupted{nothing}", code)
+        return fail(f"interrupted{saved_note(args) or nothing}", code)
     except BrokenPipeError:
         # The reader went away (e.g. `| head`): stop quietly, as Unix tools do, and point
         # stdout at /dev/null so Python's final flush does not complain either.
@@ -283,6 +277,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         where = f"{error.source}: not valid UTF-8 at byte offset {error.offset}"
         return fail(f"{where} ({error.reason}); the input must be UTF-8 text", 1)
     except (ValueError, OSError) as error:
-        # Unknown ids, broken tokenizer files, unreadable files: the package raises each
-        # with a message that names the problem and the file.
-        return fail(str(error), 1)
+        # Unknown ids, broken tokenizer files, unreadable files, a full disk: the package
+        # raises each with a message that names the problem and the file.
+        return fail(f"{error}{saved_note(args)}", 1)
+
+
+def saved_note(args: argparse.Namespace) -> str:
+    """"; the tokenizer is saved in OUT" once ``train`` has saved it, else ""."""
+    claim = getattr(args, "claim", None)
+    return f"; the tokenizer is saved in {args.out}" if claim is not None and claim.saved else ""

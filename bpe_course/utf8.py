@@ -11,7 +11,7 @@ from __future__ import annotations
 import codecs
 import os
 from collections.abc import Iterator
-from typing import BinaryIO
+from typing import BinaryIO, TextIO
 
 #: How many base tokens a byte-level vocabulary starts with: one per possible byte.
 NUM_BYTES = 256
@@ -111,9 +111,12 @@ def iter_utf8(stream: BinaryIO, source: str, errors: str = "strict") -> Iterator
     ['añb']
     """
     decoder = codecs.getincrementaldecoder("utf-8")(check_errors(errors))
+    # One system read per block where the stream allows it: ``read`` would wait for a full
+    # block, so at a terminal the user would have to press Ctrl-D twice to end the input.
+    read = getattr(stream, "read1", stream.read)
     consumed = 0
     while True:
-        block = stream.read(READ_BLOCK)
+        block = read(READ_BLOCK)
         pending = len(decoder.getstate()[0])
         try:
             text = decoder.decode(block, final=not block)
@@ -144,3 +147,55 @@ def replace_lone_surrogates(text: str) -> str:
     except UnicodeEncodeError:
         return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
     return text
+
+
+def argument_text(value: str) -> str:
+    """The text a user typed as a command-line argument, read as UTF-8 whatever the locale.
+
+    Python decodes arguments with the locale's encoding, keeping undecodable bytes as lone
+    surrogates; in the C locale with UTF-8 mode off that turns a typed ``«eos»`` into
+    surrogates too. ``os.fsencode`` gives back the exact bytes, read here strictly.
+    Raises ``ValueError`` naming the offset when they are not UTF-8.
+
+    >>> argument_text("\\udcc2\\udcabeos\\udcc2\\udcbb")   # «eos» as the C locale passes it
+    '«eos»'
+    """
+    data = os.fsencode(value)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ValueError(f"not valid UTF-8 at byte offset {error.start} ({error.reason})") from None
+
+
+def printable(message: str) -> str:
+    """``message`` with lone surrogates written as ``\\udcff``, so it can always be printed.
+
+    Arguments that are not valid UTF-8 reach Python as lone surrogates (a file name with a
+    Latin-1 byte, say); echoing them in an error must not itself fail.
+    """
+    return message.encode("utf-8", errors="backslashreplace").decode("utf-8")
+
+
+class OutputError(OSError):
+    """Output that cannot be written: the stream is closed, or the disk under it is full."""
+
+
+def write_utf8(stream: TextIO | None, text: str) -> None:
+    """Write ``text`` to a text stream's bytes as UTF-8, whatever encoding the stream claims.
+
+    Tokenizer output is UTF-8 by nature, and an ASCII-only ``PYTHONIOENCODING`` or locale
+    must not turn it into an error after the work is done. A stream that is closed
+    (``None``, as Python makes ``sys.stdout`` when started without one) or that fails
+    raises :class:`OutputError` saying so; a reader that went away (``BrokenPipeError``)
+    is passed on, since a command line stops quietly then.
+    """
+    if stream is None:
+        raise OutputError("cannot write the output: standard output is closed")
+    try:
+        stream.flush()
+        stream.buffer.write(text.encode("utf-8", errors="replace"))
+        stream.buffer.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as error:
+        raise OutputError(f"cannot write the output: {error.strerror or error}") from None

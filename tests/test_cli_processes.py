@@ -27,7 +27,9 @@ pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="needs POSIX sig
 
 #: Runs ``bpe-course ARGS`` with ``bpe_course.cli.save_tokenizer_folder`` wrapped so that
 #: it prints "saving" and sleeps SLEEP seconds before (BEFORE=1) or while (BEFORE=0) saving;
-#: with NO_TRAINING=1, starting to train prints "training started" and exits with 99.
+#: with NO_TRAINING=1, starting to train prints "training started" and exits with 99; with
+#: PUBLISHING_SLEEP or SUMMARY_SLEEP it prints "publishing" (in the final swap) or "summary"
+#: (after saving) and sleeps that long.
 HARNESS = textwrap.dedent(
     """
     import os, sys, time
@@ -49,8 +51,19 @@ HARNESS = textwrap.dedent(
         print("training started", flush=True)
         sys.exit(99)
 
+    def pause(name, real):
+        def paused(*args, **kwargs):
+            print(name, flush=True)
+            time.sleep(float(os.environ[name.upper() + "_SLEEP"]))
+            return real(*args, **kwargs)
+        return paused
+
     real_save = cli.save_tokenizer_folder
     cli.save_tokenizer_folder = announce_and_wait
+    if "PUBLISHING_SLEEP" in os.environ:  # pause inside the swap, signals held back
+        folder.publish_folder = pause("publishing", folder.publish_folder)
+    if "SUMMARY_SLEEP" in os.environ:  # pause after saving, before the summary
+        cli.corpus_head = pause("summary", cli.corpus_head)
     if os.environ.get("NO_TRAINING") == "1":
         import bpe_course.train
         bpe_course.train.train_bpe = must_not_train
@@ -214,3 +227,101 @@ def test_the_readme_export_snippet_runs_as_written(small_corpus, tmp_path):
     result = subprocess.run([sys.executable, "-c", snippet + check], capture_output=True,
                             cwd=tmp_path, timeout=120, env={**os.environ, "PYTHONPATH": ""})
     assert result.returncode == 0, result.stderr.decode()
+
+
+# Signals at the moments that matter, and at many moments ------------------------------------
+
+
+def error_lines(err: bytes) -> list[str]:
+    return [line for line in err.decode().splitlines() if line.startswith("bpe-course: error")]
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
+def test_a_signal_during_the_summary_says_the_tokenizer_is_saved(small_corpus, tmp_path, signum):
+    """Once saved, the tokenizer stays; the message said so, then also "nothing was
+    written", and SIGTERM exited with Ctrl-C's code."""
+    out = tmp_path / "tok"
+    process = start(
+        ["train", str(small_corpus), "--vocab-size", "300", "--out", str(out), "--quiet"],
+        harness=True, env={"BEFORE": "1", "SLEEP": "0", "SUMMARY_SLEEP": "30"},
+    )
+    wait_for_line(process, b"saving")
+    wait_for_line(process, b"summary")
+    process.send_signal(signum)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 128 + signum
+    assert error_lines(err) == [f"bpe-course: error: interrupted; the tokenizer is saved in {out}"]
+    assert "Traceback" not in err.decode()
+    assert leftovers(out) == sorted(OUTPUT_FILES)
+
+
+def test_sighup_while_saving_leaves_nothing_behind(small_corpus, tmp_path):
+    """Closing the terminal sends SIGHUP: it used to kill the process mid-save."""
+    process = start(
+        ["train", str(small_corpus), "--vocab-size", "300", "--out", str(tmp_path / "tok"),
+         "--quiet"], harness=True, env={"BEFORE": "0", "SLEEP": "30"},
+    )
+    wait_for_line(process, b"saving")
+    time.sleep(0.5)  # inside the slow write: the staging folder exists now
+    process.send_signal(signal.SIGHUP)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 129, err
+    assert error_lines(err) == ["bpe-course: error: interrupted; nothing was written"]
+    assert leftovers(tmp_path) == []
+
+
+def test_a_signal_inside_the_swap_takes_effect_after_it_and_says_so(small_corpus, tmp_path):
+    out = tmp_path / "tok"
+    out.mkdir()
+    (out / "config.json").write_text('{"format": "bpe-course tokenizer"}')  # an old one of ours
+    process = start(
+        ["train", str(small_corpus), "--vocab-size", "300", "--out", str(out), "--quiet"],
+        harness=True, env={"BEFORE": "1", "SLEEP": "0", "PUBLISHING_SLEEP": "2"},
+    )
+    wait_for_line(process, b"saving")
+    wait_for_line(process, b"publishing")
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 130
+    assert error_lines(err) == [f"bpe-course: error: interrupted; the tokenizer is saved in {out}"]
+    assert json.loads((out / "config.json").read_text())["vocab_size"] == 300
+    assert leftovers(tmp_path) == ["tok"]
+
+
+@pytest.fixture(scope="module")
+def megabyte_corpus(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("m") / "corpus.txt"
+    path.write_text(english_prose() * 2, encoding="utf-8")  # ~0.9 MB: about a second to train
+    return path
+
+
+@pytest.mark.parametrize("delay", [0.0, 0.3, 0.7, 1.1])
+@pytest.mark.parametrize(
+    ("signum", "to_group"),
+    [(signal.SIGINT, True), (signal.SIGTERM, False), (signal.SIGHUP, True)],
+    ids=["ctrl-c", "kill", "hangup"],
+)
+def test_a_signal_at_any_moment_of_training(megabyte_corpus, tmp_path, signum, to_group, delay):
+    """Whenever it arrives (counting, merging, saving, the summary, or too late): no
+    traceback, 128 + signal or success, and either no folder or a whole one, as said."""
+    work = tmp_path / "work"
+    work.mkdir()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "bpe_course", "train", str(megabyte_corpus), "--vocab-size",
+         "600", "--processes", "2", "--out", "tok"],
+        cwd=work, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+    )
+    first = process.stderr.read(1)  # the progress bar: imports are done, handlers are set
+    time.sleep(delay)
+    try:
+        (os.killpg if to_group else os.kill)(process.pid, signum)
+    except ProcessLookupError:
+        pass
+    _, err = process.communicate(timeout=120)
+    err = first + err
+    assert "Traceback" not in err.decode(), err.decode()
+    assert process.returncode in (0, 128 + signum), err.decode()
+    saved = process.returncode == 0 or b"the tokenizer is saved in tok" in err
+    assert leftovers(work) == (["tok"] if saved else [])
+    if saved:
+        assert leftovers(work / "tok") == sorted(OUTPUT_FILES)
