@@ -262,12 +262,40 @@ def tiktoken_ranks(tokenizer: BPETables) -> dict[bytes, int]:
 
 def to_tiktoken_params(tokenizer: BPETables, name: str) -> dict[str, Any]:
     """Keyword arguments for ``tiktoken.Encoding(**params)``: same ids as ``tokenizer``."""
-    return {
+    params = {
         "name": name,
         "pat_str": tokenizer.pattern,
         "mergeable_ranks": tiktoken_ranks(tokenizer),
         "special_tokens": dict(tokenizer.special_tokens),
     }
+    check_tiktoken_specials(params)
+    return params
+
+
+def check_tiktoken_specials(params: dict[str, Any]) -> None:
+    """Raise ``ValueError`` if tiktoken would cut these special tokens out differently.
+
+    We match special tokens longest first. tiktoken joins them into one regex in an order
+    of its own (its hash table's), and a regex takes the first alternative that matches, so
+    when one special token starts another (``<|end`` and ``<|endoftext|>``) tiktoken may
+    find the shorter one. Only such nested tokens can differ, and only at their start, so
+    encoding each longer one alone with a real ``tiktoken.Encoding`` settles it.
+    """
+    specials = params["special_tokens"]
+    longer = [t for t in specials if any(o != t and t.startswith(o) for o in specials)]
+    if not longer:
+        return
+    import tiktoken
+
+    encoding = tiktoken.Encoding(**params)
+    for token in longer:
+        got = encoding.encode(token, allowed_special="all")
+        if got != [specials[token]]:
+            raise ValueError(
+                f"tiktoken would read special token {token!r} as ids {got}, not "
+                f"[{specials[token]}]: it tries special tokens in an order of its own, not "
+                "longest first; rename the shorter one so that neither starts the other"
+            )
 
 
 def to_tiktoken(tokenizer: BPETables, name: str):
@@ -298,7 +326,14 @@ def check_exportable(special_tokens: Iterable[str], pattern: str) -> None:
     """
     vocab = {byte: bytes([byte]) for byte in range(256)}
     for token in special_tokens:
-        vocab[len(vocab)] = token.encode("utf-8")
+        data = token.encode("utf-8")
+        if len(data) == 1:
+            raise ValueError(
+                f"special token {token!r} is the single byte 0x{data[0]:02x}, which is "
+                f"already token {data[0]}; the files give each token's bytes one id, so a "
+                "special token needs at least two bytes"
+            )
+        vocab[len(vocab)] = data
     specials = {token: 256 + index for index, token in enumerate(special_tokens)}
     stand_in = _StandIn(vocab, [], specials, pattern)
     hf_json(stand_in)
