@@ -106,6 +106,20 @@ def merges_to_learn(vocab_size: int, special_tokens: Sequence[str]) -> int:
     return vocab_size - smallest
 
 
+def check_int(value: Any, name: str, minimum: int = 0) -> int:
+    """``value`` if it is a whole number (not a bool) of at least ``minimum``; else an error
+    naming ``name``, instead of a slice or a loop going quietly wrong with it later.
+
+    >>> check_int(5, "max_bytes")
+    5
+    """
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int, got {value!r}")
+    if value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value}")
+    return value
+
+
 def check_num_processes(num_processes: Any) -> int | None:
     """``None`` (every core) or a whole number of worker processes, at least 1."""
     if num_processes is None:

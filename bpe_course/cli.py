@@ -94,8 +94,10 @@ def open_input(path: str | None, what: str = "text"):
             print(f"{PROG}: reading {what} from the terminal; end with Ctrl-D", file=sys.stderr)
         yield sys.stdin.buffer, "<stdin>"
         return
-    if not os.path.isfile(path):
+    if not os.path.exists(path):  # pipes (``<(zcat notes.gz)``) and /dev/null are fine
         raise UsageError(f"input file not found: {path}")
+    if os.path.isdir(path):
+        raise UsageError(f"{path} is a folder, not a file")
     with open(path, "rb") as file:
         yield file, path
 
@@ -104,11 +106,6 @@ def read_text(path: str | None, what: str = "text") -> str:
     """All of a file (or stdin) as text, strictly UTF-8."""
     with open_input(path, what) as (stream, name):
         return "".join(iter_utf8(stream, name))
-
-
-def write_out(text: str) -> None:
-    """Write ``text`` to stdout as UTF-8 whatever the terminal's encoding claims."""
-    write_utf8(sys.stdout, text)
 
 
 def load_tokenizer(spec: str) -> Tokenizer:
@@ -154,9 +151,9 @@ def cmd_train(args: argparse.Namespace) -> int:
     short = "" if len(merges) == wanted else f" (asked for {wanted}: the corpus ran out of pairs)"
     sampled = sum(os.path.getsize(path) for path in args.corpus) > SUMMARY_SAMPLE_BYTES
     which = "the corpus's first 1 MB" if sampled else "the corpus"
-    write_out(f"learned {len(merges)} merges{short} in {seconds:.1f} s; vocab size {len(vocab)}\n"
-              f"bytes per token on {which}: {ratio:.2f}\n"
-              f"wrote {', '.join(OUTPUT_FILES)} to {printable(args.out)}\n")
+    write_utf8(sys.stdout, f"learned {len(merges)} merges{short} in {seconds:.1f} s; "
+               f"vocab size {len(vocab)}\nbytes per token on {which}: {ratio:.2f}\n"
+               f"wrote {', '.join(OUTPUT_FILES)} to {printable(args.out)}\n")
     return 0
 
 
@@ -169,12 +166,13 @@ def cmd_encode(args: argparse.Namespace) -> int:
             if not args.count:
                 batch.append(str(token_id))
                 if len(batch) >= 8192:  # ids go out in batches, each but the first after a space
-                    write_out((" " if count > len(batch) else "") + " ".join(batch))
+                    write_utf8(sys.stdout, (" " if count > len(batch) else "") + " ".join(batch))
                     batch = []
     if args.count:
-        write_out(f"{count}\n")
+        write_utf8(sys.stdout, f"{count}\n")
     else:
-        write_out((" " if batch and count > len(batch) else "") + " ".join(batch) + "\n")
+        space = " " if batch and count > len(batch) else ""
+        write_utf8(sys.stdout, space + " ".join(batch) + "\n")
     return 0
 
 
@@ -184,7 +182,7 @@ def cmd_decode(args: argparse.Namespace) -> int:
     text = tokenizer.decode(parse_token_ids(words, "arguments" if args.ids else "<stdin>"))
     if sys.stdout is not None and sys.stdout.isatty() and not text.endswith("\n"):
         text += "\n"
-    write_out(text)
+    write_utf8(sys.stdout, text)
     return 0
 
 
@@ -195,7 +193,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     text = typed(args.text, "--text") if args.text is not None else read_text(args.file)
     coloured = ansi_tokens(text, tokenizer)
     n_tokens = len(tokenizer.encode(text))
-    write_out(coloured + ("" if coloured.endswith("\n") else "\n"))
+    write_utf8(sys.stdout, coloured + ("" if coloured.endswith("\n") else "\n"))
     print(f"{n_tokens} tokens, {len(text.encode('utf-8', errors='replace'))} bytes",
           file=sys.stderr)
     return 0

@@ -15,7 +15,7 @@ import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
 
-from .base import ENDOFTEXT
+from .base import ENDOFTEXT, PathLike, check_int, corpus_paths
 from .files import atomic_write
 from .utf8 import decode_text
 
@@ -36,9 +36,12 @@ def course_texts() -> list[str]:
 
 
 def course_text_path(name: str) -> Path:
-    """The path of one of the course's texts; the error lists the ones there are."""
+    """The path of one of the course's texts; the error lists the ones there are.
+
+    Only those names are accepted, so ``"../README.md"`` or an absolute path is not read.
+    """
     path = DATA_DIR / name
-    if not path.is_file():
+    if name not in course_texts():
         known = ", ".join(course_texts())
         raise FileNotFoundError(f"no course text {name!r} in {DATA_DIR}; there are: {known}")
     return path
@@ -54,7 +57,7 @@ def english_prose(max_chars: int | None = None) -> str:
     from pydoc_data.topics import topics
 
     text = "\n\n".join(topics[name] for name in sorted(topics))
-    return text if max_chars is None else text[:max_chars]
+    return text if max_chars is None else text[: check_int(max_chars, "max_chars")]
 
 
 def python_source_files() -> list[Path]:
@@ -73,8 +76,7 @@ def python_source(max_bytes: int, separator: str = ENDOFTEXT) -> str:
     Files that are not valid UTF-8 (a few test files are, on purpose) are skipped. The
     result is cut at a character boundary, so it is at most ``max_bytes`` of UTF-8.
     """
-    if max_bytes < 0:
-        raise ValueError(f"max_bytes must be >= 0, got {max_bytes}")
+    check_int(max_bytes, "max_bytes")
     documents: list[str] = []
     total = 0
     for path in python_source_files():
@@ -90,13 +92,13 @@ def python_source(max_bytes: int, separator: str = ENDOFTEXT) -> str:
     return joined.decode("utf-8", errors="ignore")
 
 
-def corpus_head(paths: Sequence[str | os.PathLike[str]], max_bytes: int) -> str:
-    """The first ``max_bytes`` of the files in ``paths``, one after the other, as text.
+def corpus_head(paths: PathLike | Sequence[PathLike], max_bytes: int) -> str:
+    """The first ``max_bytes`` of the files in ``paths`` (or one path), as text.
 
     Invalid UTF-8 becomes U+FFFD: this is a sample to measure, not the corpus to train on.
     """
     parts: list[str] = []
-    for path in paths:
+    for path in corpus_paths(paths):
         if max_bytes <= 0:
             break
         with open(path, "rb") as file:

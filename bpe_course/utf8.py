@@ -116,7 +116,10 @@ def iter_utf8(stream: BinaryIO, source: str, errors: str = "strict") -> Iterator
     read = getattr(stream, "read1", stream.read)
     consumed = 0
     while True:
-        block = read(READ_BLOCK)
+        try:
+            block = read(READ_BLOCK)
+        except OSError as error:  # the error of a failed read does not name the file
+            raise OSError(f"cannot read {source}: {error.strerror or error}") from None
         pending = len(decoder.getstate()[0])
         try:
             text = decoder.decode(block, final=not block)

@@ -335,3 +335,40 @@ def test_a_corpus_that_shrinks_while_it_is_read_is_an_error(tmp_path, monkeypatc
     monkeypatch.setattr(chunks, "find_chunk_boundaries", boundaries_then_truncate)
     with pytest.raises(ValueError, match="changed while"):
         train_bpe(corpus, 300, [SPECIAL], num_processes=1)
+
+
+# Corpora -----------------------------------------------------------------------------------
+
+
+def test_course_text_reads_only_the_course_texts():
+    from bpe_course.data import course_text
+
+    for name in ["../README.md", "/etc/hostname", "", "."]:
+        with pytest.raises(FileNotFoundError, match="there are: dog_park.txt"):
+            course_text(name)
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "message"),
+    [
+        (lambda: __import__("bpe_course.data").data.english_prose(-5), ValueError,
+         "max_chars must be >= 0, got -5"),  # returned all but the last 5 characters
+        (lambda: __import__("bpe_course.data").data.english_prose(2.5), TypeError,
+         "max_chars must be an int"),
+        (lambda: __import__("bpe_course.data").data.python_source(2.5), TypeError,
+         "max_bytes must be an int"),
+    ],
+    ids=["negative", "float-chars", "float-bytes"],
+)
+def test_corpus_sizes_are_checked(call, error, message):
+    with pytest.raises(error, match=re.escape(message)):
+        call()
+
+
+def test_corpus_head_takes_one_path_as_well_as_a_list(tmp_path):
+    from bpe_course.data import corpus_head
+
+    path = tmp_path / "c.txt"
+    path.write_text("héllo wörld", encoding="utf-8")
+    assert corpus_head(str(path), 6) == "héllo"  # was read as the files 'c', '.', 't', ...
+    assert corpus_head([path, path], 100) == "héllo wörld" * 2

@@ -234,3 +234,39 @@ def test_a_terminal_on_stdin_gets_a_hint_instead_of_a_silent_wait():
     assert b"reading token ids from the terminal" in hint and b"Ctrl-D" in hint
     assert out == b"Hello,"
     assert process.returncode == 0
+
+
+# Inputs that are not regular files -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", ["encode", "show"])
+def test_a_pipe_given_as_a_file_is_read(command):
+    """``bpe-course encode --tokenizer gpt2 <(zcat notes.gz)``: the shell passes a pipe as
+    /dev/fd/N, which is not a regular file but reads like one (it was "not found")."""
+    read_end, write_end = os.pipe()
+    os.write(write_end, b"Hello, world!")
+    os.close(write_end)
+    result = subprocess.run([*COMMAND, command, "--tokenizer", "gpt2", f"/dev/fd/{read_end}"],
+                            pass_fds=(read_end,), capture_output=True, timeout=60)
+    os.close(read_end)
+    no_traceback(result)
+    assert result.returncode == 0, result.stderr
+    if command == "encode":
+        assert result.stdout == b"15496 11 995 0\n"
+
+
+def test_dev_null_is_empty_text_and_a_folder_is_named_as_one(tmp_path):
+    result = subprocess.run([*COMMAND, "encode", "--tokenizer", "gpt2", "/dev/null"],
+                            capture_output=True, timeout=60)
+    assert (result.returncode, result.stdout) == (0, b"\n")
+    result = subprocess.run([*COMMAND, "encode", "--tokenizer", "gpt2", str(tmp_path)],
+                            capture_output=True, timeout=60)
+    assert result.returncode == 2
+    assert f"{tmp_path} is a folder, not a file" in no_traceback(result)
+
+
+def test_a_read_error_names_the_file():
+    result = subprocess.run([*COMMAND, "encode", "--tokenizer", "gpt2", "/proc/self/mem"],
+                            capture_output=True, timeout=60)
+    assert result.returncode == 1
+    assert "cannot read /proc/self/mem: Input/output error" in no_traceback(result)
