@@ -10,6 +10,7 @@ is why a space shows up as ``Ġ`` (U+0120) and a newline as ``Ċ`` (U+010A).
 from __future__ import annotations
 
 import ctypes
+import errno
 import json
 import os
 import re
@@ -79,11 +80,19 @@ def atomic_write(path: str | os.PathLike[str], mode: str = "w") -> Iterator:
     """Write to a temporary file beside ``path`` and rename it over ``path`` at the end.
 
     Readers see the old file or the new one, never half of one, and a crash or Ctrl-C
-    while writing leaves the old file as it was.
+    while writing leaves the old file as it was. An error names ``path`` (not the
+    temporary file), and a folder at ``path`` is refused before anything is written.
     """
     path = os.fspath(path)
+    if not path:
+        raise ValueError("no file name given to save to")
+    if os.path.isdir(path):
+        raise IsADirectoryError(errno.EISDIR, "is a folder; give the name of a file", path)
     folder = os.path.dirname(os.path.abspath(path))
-    fd, temporary = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=os.path.basename(path))
+    try:
+        fd, temporary = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=os.path.basename(path))
+    except OSError as error:
+        raise OSError(error.errno, error.strerror, path) from None
     try:
         encoding = None if "b" in mode else "utf-8"
         with os.fdopen(fd, mode, encoding=encoding, newline=None if "b" in mode else "\n") as f:
@@ -92,11 +101,13 @@ def atomic_write(path: str | os.PathLike[str], mode: str = "w") -> Iterator:
             os.fsync(f.fileno())
         os.chmod(temporary, default_file_mode())
         os.replace(temporary, path)
-    except BaseException:
+    except BaseException as error:
         try:
             os.unlink(temporary)
         except FileNotFoundError:
             pass
+        if isinstance(error, OSError) and error.errno is not None:  # a full disk, say
+            raise OSError(error.errno, error.strerror, path) from None
         raise
 
 
@@ -121,10 +132,10 @@ def exchange_paths(first: str, second: str) -> bool:
                        _RENAME_EXCHANGE)
     if result == 0:
         return True
-    errno = ctypes.get_errno()
-    if errno in (22, 38, 95):  # EINVAL, ENOSYS, EOPNOTSUPP: this file system cannot swap
+    code = ctypes.get_errno()
+    if code in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):  # this file system cannot swap
         return False
-    raise OSError(errno, os.strerror(errno), second)
+    raise OSError(code, os.strerror(code), second)
 
 
 def publish_folder(staging: str, target: str) -> None:

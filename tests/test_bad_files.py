@@ -372,3 +372,27 @@ def test_corpus_head_takes_one_path_as_well_as_a_list(tmp_path):
     path.write_text("héllo wörld", encoding="utf-8")
     assert corpus_head(str(path), 6) == "héllo"  # was read as the files 'c', '.', 't', ...
     assert corpus_head([path, path], 100) == "héllo wörld" * 2
+
+
+# Saving single files -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("where", "complaint"),
+    [("afolder", "is a folder"), ("missing/x.json", "No such file or directory"),
+     ("afile/x.json", "Not a directory"), ("", "no file name")],
+)
+@pytest.mark.parametrize("method", ["save_hf", "save_tiktoken", "save"])
+def test_a_save_that_cannot_happen_names_the_path_given_not_a_temporary_file(
+    tmp_path, monkeypatch, where, complaint, method
+):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "afolder").mkdir()
+    (tmp_path / "afile").write_text("x")
+    tokenizer = small_tokenizer()
+    save = getattr(tokenizer, method)
+    with pytest.raises((OSError, ValueError)) as caught:
+        save(where, where + ".txt") if method == "save" else save(where)
+    assert complaint in str(caught.value)
+    assert ".tmp-" not in str(caught.value)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile", "afolder"]
