@@ -50,31 +50,31 @@ def stop_signals_raise() -> Iterator[None]:
     """Within this block, a stop signal raises :class:`Interrupted` in this process only.
 
     Workers started by fork inherit the handler; it ignores Ctrl-C outside the parent and
-    ends a worker at once on SIGTERM. Python drops an exception raised inside some
-    callbacks (one runs right after each fork) and reports it as "unraisable"; such a
-    dropped :class:`Interrupted` is caught there, kept quiet, and raised when the block
-    ends. One the code inside the block caught and handled is not raised again.
+    ends a worker at once on SIGTERM or SIGHUP. Python drops an exception raised inside
+    some callbacks (one runs right after each fork) and prints it as "Exception ignored";
+    so a signal is remembered, such a dropped :class:`Interrupted` is kept quiet, and the
+    signal is raised again when the block ends. Code inside the block should therefore
+    let :class:`Interrupted` pass (clean up in ``finally``), not swallow it.
     """
     if not _in_main_thread():
         yield  # signal handlers can only be set in the main thread
         return
     parent = os.getpid()
-    dropped: list[int] = []
+    received: list[int] = []
 
     def handler(signum: int, frame: object) -> None:
         if os.getpid() != parent:
             if signum != signal.SIGINT:
                 os._exit(128 + signum)
             return
+        received.append(signum)
         raise Interrupted(signum)
 
-    def keep_dropped(unraisable) -> None:
-        if isinstance(unraisable.exc_value, Interrupted):
-            dropped.append(unraisable.exc_value.signum)
-        else:
+    def quiet_if_dropped(unraisable) -> None:
+        if not isinstance(unraisable.exc_value, Interrupted):
             previous_hook(unraisable)
 
-    previous_hook, sys.unraisablehook = sys.unraisablehook, keep_dropped
+    previous_hook, sys.unraisablehook = sys.unraisablehook, quiet_if_dropped
     previous = {signum: signal.signal(signum, handler) for signum in STOP_SIGNALS}
     try:
         yield
@@ -82,8 +82,8 @@ def stop_signals_raise() -> Iterator[None]:
         for signum, old in previous.items():
             signal.signal(signum, old)
         sys.unraisablehook = previous_hook
-    if dropped:
-        raise Interrupted(dropped[0])
+    if received:
+        raise Interrupted(received[0])
 
 
 @contextmanager
