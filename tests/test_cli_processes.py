@@ -325,3 +325,54 @@ def test_a_signal_at_any_moment_of_training(megabyte_corpus, tmp_path, signum, t
     assert leftovers(work) == (["tok"] if saved else [])
     if saved:
         assert leftovers(work / "tok") == sorted(OUTPUT_FILES)
+
+
+# A full disk, read-only places and odd paths, for real ----------------------------------------
+
+
+@pytest.fixture
+def tiny_disk(tmp_path):
+    """A 64 KB tmpfs (needs root, as on CI containers); the test is skipped elsewhere."""
+    where = tmp_path / "disk"
+    where.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(where)],
+                             capture_output=True)
+    if mounted.returncode:
+        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.decode().strip()}")
+    yield where
+    subprocess.run(["umount", str(where)], check=True)
+
+
+def test_a_full_disk_keeps_the_old_tokenizer_and_names_the_folder(small_corpus, tiny_disk):
+    out = tiny_disk / "tok"
+    first = subprocess.run([sys.executable, "-m", "bpe_course", "train", str(small_corpus),
+                            "--vocab-size", "260", "--out", str(out), "--quiet"],
+                           capture_output=True, timeout=120)
+    assert first.returncode == 0, first.stderr
+    before = {name: (out / name).read_bytes() for name in OUTPUT_FILES}
+    second = subprocess.run([sys.executable, "-m", "bpe_course", "train", str(small_corpus),
+                             "--vocab-size", "2000", "--out", str(out), "--quiet"],
+                            capture_output=True, timeout=120)
+    err = second.stderr.decode()
+    assert second.returncode == 1 and "Traceback" not in err
+    assert f"cannot save the tokenizer in {out}: No space left on device" in err
+    assert {name: (out / name).read_bytes() for name in OUTPUT_FILES} == before
+    assert leftovers(tiny_disk) == ["tok"]
+
+
+def test_odd_but_legal_paths_work_end_to_end(small_corpus, tmp_path):
+    """Spaces, a newline and a byte that is not UTF-8, in the corpus name and in --out."""
+    odd = os.fsencode(tmp_path) + b"/my corpus\n\xff.txt"
+    with open(odd, "wb") as file:
+        file.write(small_corpus.read_bytes())
+    out = os.fsencode(tmp_path) + b"/out dir\n\xfe"
+    run = [sys.executable, "-m", "bpe_course"]
+    trained = subprocess.run([*run, "train", odd, "--vocab-size", "270", "--out", out,
+                              "--quiet"], capture_output=True, timeout=120)
+    assert trained.returncode == 0, trained.stderr
+    assert b"to " + out.replace(b"\xfe", b"\\udcfe") in trained.stdout
+    encoded = subprocess.run([*run, "encode", "--tokenizer", out, odd], capture_output=True,
+                             timeout=120)
+    decoded = subprocess.run([*run, "decode", "--tokenizer", out], input=encoded.stdout,
+                             capture_output=True, timeout=120)
+    assert decoded.stdout == small_corpus.read_bytes()
