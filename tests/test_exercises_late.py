@@ -8,15 +8,14 @@ some of them); each must make its checker return False with a hint that names th
 
 from __future__ import annotations
 
-import codecs
-import heapq
-from collections import Counter
+import base64
 from typing import Any
 
 import pytest
 from notebook_cells import run_cells
 
 from bpe_course import merge
+from bpe_course.files import bytes_to_unicode
 from bpe_course.train import descending_key
 
 EOT = "<|endoftext|>"
@@ -169,7 +168,7 @@ def flip(token: bytes) -> bytes:
         (lambda count, left, right: (-count, flip(left) + flip(right)), "same key"),
         (lambda count, left, right: (-count, flip(left), flip(right)), "own prefix"),
         (lambda count, left, right: (-count, descending_key(left + right)), "same key"),
-        (lambda count, left, right: (count, descending_key(left) + descending_key(right)), "-count"),
+        (lambda n, left, right: (n, descending_key(left) + descending_key(right)), "-count"),
         (lambda count, left, right: (-count, left, right), "greater (left, right)"),
         (lambda count, left, right: None, "same key"),
     ],
@@ -243,3 +242,75 @@ def test_check_exercise_falls_back_to_the_solution_until_the_learner_passes(nb04
 
     assert check_exercise(right, solution, nb04["check_safe_cut"]) is right
     assert capsys.readouterr().out == "Correct!\n"
+
+
+# Notebook 05 ---------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def nb05() -> dict[str, Any]:
+    return load("05_openai_files", byte_to_char=bytes_to_unicode(), base64=base64)
+
+
+@pytest.mark.parametrize(
+    ("wrong", "hint"),
+    [
+        (lambda data: data.decode("latin-1"), "not itself"),
+        (lambda data: data.decode("utf-8", errors="replace"), "need not be valid UTF-8"),
+        (lambda data: data.decode("utf-8", errors="ignore"), "one character per byte"),
+        (lambda data: "".join(chr(256 + byte) for byte in data), "byte 33 is written '!'"),
+        (lambda data: data, "return a str"),
+    ],
+)
+def test_spell_check_rejects(nb05, capsys, wrong, hint):
+    passed, out = verdict(nb05["check_spell"], wrong, capsys)
+    assert passed is False
+    assert hint in out
+
+
+VISIBLE = [byte for byte, char in bytes_to_unicode().items() if char == chr(byte)]
+
+
+@pytest.mark.parametrize(
+    ("wrong", "hint"),
+    [
+        (lambda byte: byte, "that is its value"),
+        (lambda byte: ord(bytes_to_unicode()[byte]) - 33, "without gaps"),
+        (lambda byte: VISIBLE.index(byte), "raised"),
+        (lambda byte: VISIBLE.index(byte) if byte in VISIBLE else 188 + byte, "68 shifted bytes"),
+    ],
+)
+def test_byte_id_check_rejects(nb05, capsys, wrong, hint):
+    passed, out = verdict(nb05["check_byte_id"], wrong, capsys)
+    assert passed is False
+    assert hint in out
+
+
+@pytest.mark.parametrize(
+    ("wrong", "hint"),
+    [
+        (lambda token, rank: f"{base64.b64encode(token)} {rank}", "returns bytes"),
+        (lambda token, rank: f"{base64.urlsafe_b64encode(token).decode()} {rank}", "URL-safe"),
+        (lambda token, rank: f"{base64.b64encode(token).decode()} {rank}\n", "newline"),
+        (lambda token, rank: f"{token.hex()} {rank}", "in base64, one space"),
+        (lambda token, rank: f"{base64.b64encode(token).decode()} {rank + 1}", "in base64"),
+    ],
+)
+def test_tiktoken_line_check_rejects(nb05, capsys, wrong, hint):
+    passed, out = verdict(nb05["check_tiktoken_line"], wrong, capsys)
+    assert passed is False
+    assert hint in out
+
+
+@pytest.mark.parametrize(
+    ("check", "solution"),
+    [
+        ("check_spell", "solution_spell"),
+        ("check_byte_id", "solution_byte_id"),
+        ("check_tiktoken_line", "solution_tiktoken_line"),
+    ],
+)
+def test_nb05_checks_accept_the_solutions(nb05, capsys, check, solution):
+    passed, out = verdict(nb05[check], nb05[solution], capsys)
+    assert passed is True, out
+    assert out == "Correct!\n"
