@@ -16,6 +16,12 @@ from typing import Any
 import pytest
 import regex
 from notebook_cells import load_notebook, run_cells
+from test_exercises_early import (
+    load_exercises,
+    split_in_given_order,
+    split_unescaped,
+    verdict,
+)
 
 from bpe_course import GPT2_PATTERN, merge, pretokenize, split_on_special_tokens
 from bpe_course.files import bytes_to_unicode
@@ -24,27 +30,14 @@ from bpe_course.train import descending_key
 EOT = "<|endoftext|>"
 
 
-def load(notebook: str, **globals_: Any) -> dict[str, Any]:
-    """A namespace holding a notebook's checkers and solutions."""
-    namespace = {"__name__": "notebook_cells", **globals_}
-    run_cells(notebook, "exercise-checker", namespace)
-    run_cells(notebook, "solution", namespace)
-    return namespace
-
-
-def verdict(check, candidate, capsys) -> tuple[bool, str]:
-    """What a checker returns for ``candidate`` and what it printed."""
-    capsys.readouterr()
-    result = check(candidate)
-    return result, capsys.readouterr().out
-
-
 # Notebook 04 ---------------------------------------------------------------------------------
 
 
 @pytest.fixture(scope="module")
 def nb04() -> dict[str, Any]:
-    return load("04_fast_training", merge_ids=merge, descending_key=descending_key, EOT=EOT)
+    return load_exercises(
+        "04_fast_training", merge_ids=merge, descending_key=descending_key, EOT=EOT
+    )
 
 
 def count_pair_non_overlapping(counts, left, right):
@@ -209,7 +202,7 @@ def test_check_exercise_falls_back_to_the_solution_until_the_learner_passes(nb04
 
 @pytest.fixture(scope="module")
 def nb05() -> dict[str, Any]:
-    return load("05_openai_files", byte_to_char=bytes_to_unicode(), base64=base64)
+    return load_exercises("05_openai_files", byte_to_char=bytes_to_unicode(), base64=base64)
 
 
 SPELL_WRONG = [  # check_spell: (wrong answer, what its hint must say)
@@ -263,7 +256,8 @@ def nb06() -> dict[str, Any]:
     run_cells(notebook, "exercise-checker", namespace)
     run_cell_starting(notebook, "class TokenizerBase", namespace)  # SolutionTokenizer's base
     run_cells(notebook, "solution", namespace)
-    for piece in ["encode_stream", "encode_pretoken", "split_special", "save_gpt2", "load_gpt2"]:
+    pieces = ["encode_stream", "encode_pretoken", "split_on_specials", "save_gpt2", "load_gpt2"]
+    for piece in pieces:
         setattr(namespace["pieces"], piece, namespace[f"solution_{piece}"])
     return namespace
 
@@ -305,6 +299,19 @@ def stream_each_chunk(chunks, tokenizer):
         yield from tokenizer.encode(chunk)
 
 
+def stream_pretokens_across_specials(chunks, tokenizer):
+    """Holds back the right end, but counts two pretokens across complete special tokens."""
+    held = ""
+    for chunk in chunks:
+        text = held + chunk
+        cut = min([len(text)] + [len(text) - n for s in tokenizer.special_tokens
+                                 for n in range(1, len(s)) if text.endswith(s[:n])])
+        cut -= sum(map(len, pretokenize(text[:cut], tokenizer.pattern)[-2:]))
+        yield from tokenizer.encode(text[:cut])
+        held = text[cut:]
+    yield from tokenizer.encode(held)
+
+
 def stream_read_all(chunks, tokenizer):
     yield from tokenizer.encode("".join(chunks))
 
@@ -319,7 +326,8 @@ ENCODE_STREAM_WRONG = [  # check_encode_stream: (wrong answer, what its hint mus
         (stream_variant(specials="ignored"), "a special token can arrive in pieces"),
         (stream_variant(specials="after the last one"), "may begin a longer one"),
         (stream_variant(flush=False), "ended early"),
-        (stream_read_all, "Yield the ids of the finished text before reading on"),
+        (stream_pretokens_across_specials, "cuts inside it"),
+    (stream_read_all, "Yield the ids of the finished text before reading on"),
         (stream_as_list, "make it a generator"),
 ]
 
@@ -369,6 +377,12 @@ def decode_whole_buffer(token_bytes):
         yield buffer.decode("utf-8", errors="replace")
 
 
+def decode_without_flush(token_bytes):
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    for piece in token_bytes:
+        yield decoder.decode(piece)
+
+
 def decode_strict(token_bytes):
     decoder = codecs.getincrementaldecoder("utf-8")()
     for piece in token_bytes:
@@ -383,6 +397,7 @@ STREAM_DECODE_WRONG = [  # check_stream_decode: (wrong answer, what its hint mus
         (decode_dropping_partials, "joined output"),
         (decode_whole_buffer, "while still holding"),
         (decode_strict, "errors='replace'"),
+    (decode_without_flush, "final U+FFFD"),
 ]
 
 
@@ -421,16 +436,8 @@ ENCODE_PRETOKEN_WRONG = [  # check_encode_pretoken: (wrong answer, what its hint
 ]
 
 
-def split_unescaped(text, special_tokens):
-    if not special_tokens:
-        return [text]
-    return regex.split("(" + "|".join(sorted(special_tokens, key=len, reverse=True)) + ")", text)
-
-
-def split_in_given_order(text, special_tokens):
-    if not special_tokens:
-        return [text]
-    return regex.split("(" + "|".join(map(regex.escape, special_tokens)) + ")", text)
+def split_dropping_empty(text, special_tokens):
+    return [part for part in split_on_special_tokens(text, special_tokens) if part]
 
 
 def split_dropping_tokens(text, special_tokens):
@@ -439,10 +446,11 @@ def split_dropping_tokens(text, special_tokens):
     return regex.split("|".join(map(regex.escape, special_tokens)), text)
 
 
-SPLIT_SPECIAL_WRONG = [  # check_split_special: (wrong answer, what its hint must say)
+SPLIT_SPECIAL_WRONG = [  # check_split_on_specials: (wrong answer, what its hint must say)
         (split_unescaped, "regex.escape"),
         (split_in_given_order, "longer special tokens first"),
         (split_dropping_tokens, "keep the special tokens as items"),
+    (split_dropping_empty, "keep the empty strings"),
 ]
 
 
@@ -504,7 +512,7 @@ def wrong_tokenizers(nb06) -> dict[str, type]:
 
     def encode_with(self, text, pattern, specials):
         ids = []
-        parts = pieces.split_special(text, list(self.special_tokens)) if specials else [text]
+        parts = pieces.split_on_specials(text, list(self.special_tokens)) if specials else [text]
         for index, part in enumerate(parts):
             if index % 2:
                 ids.append(self.special_tokens[part])
@@ -553,7 +561,7 @@ REJECTIONS = [
     *[("nb06", "check_encode_stream", wrong, hint) for wrong, hint in ENCODE_STREAM_WRONG],
     *[("nb06", "check_encode_untrusted", wrong, hint) for wrong, hint in ENCODE_UNTRUSTED_WRONG],
     *[("nb06", "check_stream_decode", wrong, hint) for wrong, hint in STREAM_DECODE_WRONG],
-    *[("nb06", "check_split_special", wrong, hint) for wrong, hint in SPLIT_SPECIAL_WRONG],
+    *[("nb06", "check_split_on_specials", wrong, hint) for wrong, hint in SPLIT_SPECIAL_WRONG],
     *[("nb06", "check_save_gpt2", wrong, hint) for wrong, hint in SAVE_GPT2_WRONG],
     *[("nb06", "check_load_gpt2", wrong, hint) for wrong, hint in LOAD_GPT2_WRONG],
     *[("nb06", "check_encode_pretoken", wrong, hint) for wrong, hint in ENCODE_PRETOKEN_WRONG],
@@ -570,7 +578,7 @@ def test_check_rejects_the_wrong_answer(request, capsys, notebook, check, wrong,
     namespace = request.getfixturevalue(notebook)
     if isinstance(wrong, str):  # a class that needs the notebook's base class
         wrong = request.getfixturevalue("wrong_tokenizers")[wrong]
-    passed, out = verdict(namespace[check], wrong, capsys)
+    passed, out = verdict(capsys, namespace[check], wrong)
     assert passed is False, f"{check} accepted a wrong answer"
     assert out.startswith("Not yet: ")
     assert hint in out
@@ -588,7 +596,7 @@ SOLUTIONS = [
     ("nb06", "check_encode_untrusted", "solution_encode_untrusted"),
     ("nb06", "check_stream_decode", "solution_stream_decode"),
     ("nb06", "check_encode_pretoken", "solution_encode_pretoken"),
-    ("nb06", "check_split_special", "solution_split_special"),
+    ("nb06", "check_split_on_specials", "solution_split_on_specials"),
     ("nb06", "check_save_gpt2", "solution_save_gpt2"),
     ("nb06", "check_load_gpt2", "solution_load_gpt2"),
     ("nb06", "check_my_tokenizer", "SolutionTokenizer"),
@@ -598,7 +606,7 @@ SOLUTIONS = [
 @pytest.mark.parametrize(("notebook", "check", "solution"), SOLUTIONS)
 def test_check_accepts_the_solution(request, capsys, notebook, check, solution):
     namespace = request.getfixturevalue(notebook)
-    passed, out = verdict(namespace[check], namespace[solution], capsys)
+    passed, out = verdict(capsys, namespace[check], namespace[solution])
     assert passed is True, out
     assert out == "Correct!\n"
 
