@@ -187,7 +187,8 @@ def write_utf8(stream: TextIO | None, text: str) -> None:
     """Write ``text`` to a text stream's bytes as UTF-8, whatever encoding the stream claims.
 
     Tokenizer output is UTF-8 by nature, and an ASCII-only ``PYTHONIOENCODING`` or locale
-    must not turn it into an error after the work is done. A stream that is closed
+    must not turn it into an error after the work is done. A stream with no bytes under it
+    (``io.StringIO``, as ``contextlib.redirect_stdout`` installs) gets the text. One that is closed
     (``None``, as Python makes ``sys.stdout`` when started without one) or that fails
     raises :class:`OutputError` saying so; a reader that went away (``BrokenPipeError``)
     is passed on, since a command line stops quietly then.
@@ -196,6 +197,9 @@ def write_utf8(stream: TextIO | None, text: str) -> None:
         raise OutputError("cannot write the output: standard output is closed")
     try:
         stream.flush()
+        if not hasattr(stream, "buffer"):  # io.StringIO, redirect_stdout: text is fine there
+            stream.write(text)
+            return
         stream.buffer.write(text.encode("utf-8", errors="replace"))
         stream.buffer.flush()
     except BrokenPipeError:

@@ -19,6 +19,8 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from bpe_course.data import english_prose
 from bpe_course.folder import OUTPUT_FILES
@@ -270,3 +272,43 @@ def test_a_read_error_names_the_file():
                             capture_output=True, timeout=60)
     assert result.returncode == 1
     assert "cannot read /proc/self/mem: Input/output error" in no_traceback(result)
+
+
+# Generated special tokens through the whole of `train` ------------------------------------------
+
+_special = st.text(st.characters(codec="utf-8"), min_size=1, max_size=6) | st.sampled_from(
+    ["\udcff", "a\ud83d", "<|endoftext|>", "<|end", "\n", " ", "  ", "[", "é", "Ġ", "ĠĠ",
+     "«eos»", ".*", "(?:", "\\", "\x00\x00", "\r\n", "<s><s>", "<s>"]
+)
+
+
+@given(specials=st.lists(_special, max_size=4), pattern=st.sampled_from(["gpt2", "gpt4"]))
+def test_generated_special_tokens_train_or_get_one_line(specials, pattern, tmp_path_factory):
+    """Whatever the special tokens (overlapping, regex characters, whitespace, one byte,
+    lone surrogates): exit 0 or 2 with one line, never a traceback; and when training
+    succeeds, the folder loads and Hugging Face's tokenizer.json gives the same ids."""
+    import contextlib
+    import io
+
+    from bpe_course.cli import main
+    from bpe_course.folder import load_tokenizer_folder
+
+    work = tmp_path_factory.mktemp("fuzz")
+    corpus = work / "c.txt"
+    corpus.write_text(("hello world <|endoftext|> a b\tc\r\nd" + "".join(specials)) * 20,
+                      encoding="utf-8", errors="surrogatepass")
+    args = ["train", str(corpus), "--vocab-size", "300", "--pattern", pattern,
+            "--out", str(work / "t"), "--quiet", "--processes", "1"]
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        code = main(args + (["--special-tokens", *specials] if specials else []))
+    assert "Traceback" not in err.getvalue()
+    assert code in (0, 2), err.getvalue()
+    if code:
+        assert err.getvalue().count("\n") == 1
+        return
+    tokenizer = load_tokenizer_folder(str(work / "t"))
+    text = "".join(specials) + " hello <|endoftext|> world " + "".join(reversed(specials))
+    ids = tokenizer.encode(text)
+    assert tokenizer.decode(ids) == text
+    assert tokenizer.to_hf().encode(text).ids == ids
