@@ -8,15 +8,13 @@ Examples::
     bpe-course decode --tokenizer my_tokenizer < ids.txt
     bpe-course show --tokenizer gpt2 --text "Hello, world!"
 
-``--tokenizer`` takes a folder written by ``train``, or ``gpt2`` / ``cl100k_base`` /
-``o200k_base``.
+``--tokenizer`` takes a folder written by ``train``, or ``gpt2``/``cl100k_base``/``o200k_base``.
 
 This module only parses arguments and presents results; the work is the library's.
-Mistakes get one line on stderr, never a traceback. Exit codes: 0 ok, 1 bad input or
-tokenizer files (invalid UTF-8, an unknown id, a broken vocab.json) or output that cannot
-be written, 2 a wrong command line (unknown option, missing file, impossible vocab size,
-unusable --out, closed stdin), 128 + the signal when stopped (130 Ctrl-C, 143 SIGTERM,
-129 a closed terminal). Arguments are read as UTF-8 whatever the locale says.
+Mistakes get one line on stderr, never a traceback. Exit codes: 0 ok, 1 bad input, bad
+tokenizer files or output that cannot be written, 2 a wrong command line (unknown option,
+missing file, impossible vocab size, unusable --out, closed stdin), 128 + the signal when
+stopped (130 Ctrl-C, 143 SIGTERM, 129 a closed terminal). Arguments are read as UTF-8.
 """
 
 from __future__ import annotations
@@ -44,7 +42,7 @@ from .folder import (
     load_tokenizer_folder,
     save_tokenizer_folder,
 )
-from .interrupts import Interrupted, stop_signals_raise
+from .interrupts import Interrupted, ignore_stop_signals, stop_signals_raise
 from .pretokenize import NAMED_PATTERNS
 from .tokenizer import Tokenizer
 from .utf8 import InvalidUtf8Error, argument_text, iter_utf8, printable, write_utf8
@@ -143,9 +141,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     )
     seconds = time.perf_counter() - start
     tokenizer = Tokenizer(vocab, merges, specials, pattern)
-    save_tokenizer_folder(tokenizer, args.claim)
-
-    # From here on a failure or Ctrl-C is reported with "the tokenizer is saved" (see main).
+    save_tokenizer_folder(tokenizer, args.claim)  # from here on errors say it is saved
     sample = corpus_head(args.corpus, SUMMARY_SAMPLE_BYTES)
     ratio = bytes_per_token(tokenizer, sample) if sample else 0.0
     short = "" if len(merges) == wanted else f" (asked for {wanted}: the corpus ran out of pairs)"
@@ -180,8 +176,7 @@ def cmd_decode(args: argparse.Namespace) -> int:
     tokenizer = load_tokenizer(args.tokenizer)
     words = args.ids or [read_text(None, "token ids").removeprefix("\ufeff")]  # Notepad's BOM
     text = tokenizer.decode(parse_token_ids(words, "arguments" if args.ids else "<stdin>"))
-    if sys.stdout is not None and sys.stdout.isatty() and not text.endswith("\n"):
-        text += "\n"
+    text += "\n" if sys.stdout and sys.stdout.isatty() and not text.endswith("\n") else ""
     write_utf8(sys.stdout, text)
     return 0
 
@@ -251,11 +246,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; returns the exit code instead of raising for user mistakes."""
     if sys.stderr is None:  # started with stderr closed: errors and bars go nowhere, not stdout
         sys.stderr = open(os.devnull, "w")  # noqa: SIM115 (for the life of the process)
-    parser = build_parser()
     try:
-        args = parser.parse_args(argv)
+        args = build_parser().parse_args(argv)
     except SystemExit as exit_:  # --help, or argparse already printed a usage error
         return int(exit_.code or 0)
+    if argv is None:  # this process is the command: a stop signal ends the work in run()
+        ignore_stop_signals()  # and, once it is done and reported, no longer kills it
+    return run(args)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the command, each failure turned into one line on stderr and an exit code."""
     try:
         with stop_signals_raise():
             return args.run(args)

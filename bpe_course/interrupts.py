@@ -113,6 +113,20 @@ def stop_signals_deferred() -> Iterator[None]:
             signal.raise_signal(received[0])  # now handled as if it had just arrived
 
 
+def ignore_stop_signals() -> None:
+    """Ignore stop signals in this process, except inside :func:`stop_signals_raise`.
+
+    For a command line: its work runs inside :func:`stop_signals_raise`, which restores
+    what it found when the work is done, that is this. A Ctrl-C during Python's shutdown
+    would otherwise turn a finished, reported success into "killed by SIGINT": Python
+    resets its own handlers to the default before the last of its shutdown, but leaves
+    an ignored signal ignored.
+    """
+    if _in_main_thread():
+        for signum in STOP_SIGNALS:
+            signal.signal(signum, signal.SIG_IGN)
+
+
 def worker_ignores_ctrl_c() -> None:
     """Pool initializer: a worker ignores Ctrl-C (the main process stops the pool) and
     takes the default action for SIGTERM and SIGHUP, so shutting the pool down (or closing
