@@ -285,7 +285,7 @@ _special = st.text(st.characters(codec="utf-8"), min_size=1, max_size=6) | st.sa
 @given(specials=st.lists(_special, max_size=4), pattern=st.sampled_from(["gpt2", "gpt4"]))
 def test_generated_special_tokens_train_or_get_one_line(specials, pattern, tmp_path_factory):
     """Whatever the special tokens (overlapping, regex characters, whitespace, one byte,
-    lone surrogates): exit 0 or 2 with one line, never a traceback; and when training
+    lone surrogates): exit 0, or 2 with one error line, never a traceback; and when training
     succeeds, the folder loads and Hugging Face's tokenizer.json gives the same ids."""
     import contextlib
     import io
@@ -304,8 +304,8 @@ def test_generated_special_tokens_train_or_get_one_line(specials, pattern, tmp_p
         code = main(args + (["--special-tokens", *specials] if specials else []))
     assert "Traceback" not in err.getvalue()
     assert code in (0, 2), err.getvalue()
-    if code:
-        assert err.getvalue().count("\n") == 1
+    if code:  # one line, or argparse's usage and one line (a token that looks like an option)
+        assert err.getvalue().count("\n") == 1 or err.getvalue().startswith("usage:")
         return
     tokenizer = load_tokenizer_folder(str(work / "t"))
     text = "".join(specials) + " hello <|endoftext|> world " + "".join(reversed(specials))
