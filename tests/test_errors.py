@@ -265,6 +265,11 @@ def test_merges_referencing_unknown_tokens_name_file_and_line(tmp_path):
         ('{"a": true}', "has id True"),
         ('{"a": 1, "b": 1}', "id 1 is given to two tokens"),
         ('{"\u4e2d": 1}', "not in GPT-2's byte-to-unicode mapping"),
+        # Found by the adversarial pass: each escaped without the file's name, or loaded.
+        ('{"a": ' + "9" * 5000 + "}", "not a valid JSON vocabulary"),  # Python's int() limit
+        ("[" * 100_000 + "]" * 100_000, "nested too deeply"),  # was a RecursionError
+        ('{"a": ' + str(2**40) + "}", "too large"),  # no tokenizer library can hold it
+        ('{"": 5}', "empty token"),
     ],
 )
 def test_malformed_vocab_json_is_named(tmp_path, content, complaint):
