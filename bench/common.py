@@ -35,14 +35,9 @@ MISSING = object()  # what a sequence that ended early yields, in check()
 
 def print_machine(packages: Sequence[str]) -> None:
     """Say where the numbers come from: ratios travel between machines, times do not."""
-    versions = []
-    for name in ["bpe-course", *packages]:
-        try:
-            versions.append(f"{name} {metadata.version(name)}")
-        except metadata.PackageNotFoundError:
-            versions.append(f"{name} not installed")
+    versions = ", ".join(f"{name} {metadata.version(name)}" for name in ["bpe-course", *packages])
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python "
-          f"{platform.python_version()}, start method {start_method()}; {', '.join(versions)}")
+          f"{platform.python_version()}, start method {start_method()}; {versions}")
     print_load("start")
 
 
@@ -59,9 +54,7 @@ def start_method() -> str:
 
 def check(name: str, ours: Iterable[Any] | None, expected: Sequence[Any], where: str) -> bool:
     """A gate: PASS if ``ours`` yields exactly ``expected``, else FAIL naming where they part.
-
-    ``ours`` is read lazily and never stored, so it can be a stream; None means SKIP.
-    """
+    ``ours`` is read lazily and never stored, so it can be a stream; None means SKIP."""
     if ours is None:
         print(f"SKIP  {name}: {where}")
         return True
@@ -76,9 +69,7 @@ def check(name: str, ours: Iterable[Any] | None, expected: Sequence[Any], where:
 
 def best_time(run: Callable[[Any], Any], repeat: int, setup: Callable[[], Any] = lambda: None):
     """Best of ``repeat`` timed ``run(setup())`` calls (noise only adds time) and the result.
-
-    ``setup`` runs outside the timer: it is how each run gets a cold tokenizer.
-    """
+    ``setup`` runs outside the timer: it is how each run gets a cold tokenizer."""
     best, result = float("inf"), None
     for _ in range(max(1, repeat)):
         state = setup()

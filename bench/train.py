@@ -5,24 +5,18 @@
     .venv/bin/python -m bench.train --scale           # 300 MB of installed files, vocab 32,000
     .venv/bin/python -m bench.train --corpus my.txt   # the scale run on your own corpus
 
-``--quick`` makes each a smoke run; ``--size-mb`` and ``--vocab-size`` change the sizes. Gates
-come first, so a wrong trainer cannot look fast: ``train_bpe`` must learn exactly the merges of
-``train_bpe_naive`` on the start of every corpus, and CS336's 243 reference merges (when
-``../shared`` is there). Then each trainer runs once in a fresh process, which gives its own
-peak RSS (see ``bench.common``) and CPU/wall: how many cores it kept busy. Ours runs a process
-per core, HF a thread per core; both split with GPT-2's pattern. Only CS336's small
-``corpus.en`` runs in this process, best of ``--repeat``.
+``--quick`` makes each a smoke run. Gates first, so a wrong trainer cannot look fast:
+``train_bpe`` must learn exactly ``train_bpe_naive``'s merges on the start of every corpus, and
+CS336's 243 reference merges. Then each trainer runs once in a fresh process, for its own peak
+RSS and CPU/wall (cores kept busy): ours a process per core, HF a thread per core, both with
+GPT-2's pattern. Only the small ``corpus.en`` runs in this process, best of ``--repeat``.
 
-Shapes: a parallel trainer cuts a file where no pretoken can cross. The easy shape has
-``<|endoftext|>`` between documents; the others take those cuts away (CRLF lines with one
-``<|endoftext|>``; lines that start and end in non-ASCII letters; one endless line). All four
-are the standard library's source, cut to one size. Goals: CPU/wall at least 0.9 of the easy
-shape's, peak memory at most 1.5x.
-
-Scale: without ``--corpus``, the corpus is the text and code installed here (manuals, docs,
-Python's library and packages), one document per file, identical files once, joined by
-``<|endoftext|>`` like OpenWebText, which CS336 trains at vocab 32,000. It is cached in
-``.bench-cache/`` (ignored by git). Other machines hold other files: compare ratios.
+Shapes: the standard library's source laid out so that the safe places to cut it for parallel
+counting differ: ``<|endoftext|>`` between documents (easy); CRLF lines with one; lines that
+start and end in non-ASCII letters; one endless line. Scale: the text and code installed here
+(manuals, docs, Python's library and packages), one document per file, identical files once,
+joined by ``<|endoftext|>`` as in OpenWebText (which CS336 trains at vocab 32,000), cached in
+``.bench-cache/``. Other machines hold other files: compare ratios, not times.
 """
 
 from __future__ import annotations
@@ -93,11 +87,8 @@ def gates(corpora: list[tuple[str, Path, list[str]]], folder: Path) -> bool:
 
 
 def hf_trainer(vocab_size: int, special_tokens: Sequence[str]) -> tuple[Any, Any]:
-    """Hugging Face byte-level BPE set up like ours: GPT-2's split, all 256 bytes first.
-
-    One difference stays: HF does not cut the text at special tokens while it counts, so it
-    also counts pieces like ``<|`` and ``endoftext`` that ours skips (one per document).
-    """
+    """HF byte-level BPE set up like ours: GPT-2's split, all 256 bytes first. One difference
+    stays: HF does not cut at special tokens, so it also counts ``<|``, ``endoftext`` pieces."""
     from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 
     tokenizer = Tokenizer(models.BPE())
@@ -124,10 +115,7 @@ def train_here(who: str, path: str, vocab_size: int, special_tokens: list[str]) 
 
 
 def train_pair(path: Path, vocab_size: int, special_tokens: Sequence[str]) -> list[dict]:
-    """Ours, then HF, each in a fresh ``python -m bench.train --child`` process.
-
-    A trainer that stopped short of the vocabulary asked for would look fast: that fails.
-    """
+    """Ours, then HF, each in a fresh process. Stopping short of the vocabulary fails."""
     runs = []
     for who in ("ours", "hf"):
         command = [sys.executable, "-m", "bench.train", "--child", who, str(path), str(vocab_size)]
