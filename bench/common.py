@@ -114,7 +114,7 @@ def table(title: str, header: Sequence[str], rows: Sequence[Sequence[str]]) -> N
 def seconds(value: float | None) -> str:
     if value is None:
         return "-"
-    if value < 0.01:
+    if value < 0.001:
         return f"{value * 1e6:.0f} µs"
     return f"{value * 1000:.1f} ms" if value < 1 else f"{value:.2f} s"
 

