@@ -24,13 +24,13 @@ import platform
 import resource
 import time
 import tracemalloc
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from importlib import metadata
-from itertools import zip_longest
 from typing import Any
 
+from bpe_course.base import first_difference
+
 MB = 1_000_000
-MISSING = object()  # what a sequence that ended early yields, in check()
 
 
 def print_machine(packages: Sequence[str]) -> None:
@@ -52,15 +52,12 @@ def start_method() -> str:
     return chosen or multiprocessing.get_all_start_methods()[0]
 
 
-def check(name: str, ours: Iterable[Any] | None, expected: Sequence[Any], where: str) -> bool:
-    """A gate: PASS if ``ours`` yields exactly ``expected``, else FAIL naming where they part.
-    ``ours`` is read lazily and never stored, so it can be a stream; None means SKIP."""
+def check(name: str, ours: Sequence[Any] | None, expected: Sequence[Any], where: str) -> bool:
+    """A gate: PASS if ``ours == expected``, else FAIL naming where they part; None: SKIP."""
+    parted = None if ours is None else first_difference(ours, expected)
     if ours is None:
         print(f"SKIP  {name}: {where}")
-        return True
-    pairs = enumerate(zip_longest(ours, expected, fillvalue=MISSING))
-    parted = next((index for index, (a, b) in pairs if a != b), None)
-    if parted is None:
+    elif parted is None:
         print(f"PASS  {name}: identical ({len(expected):,} items), {where}")
     else:
         print(f"FAIL  {name}: they differ from item {parted} on, {where}")

@@ -29,6 +29,7 @@ import tempfile
 import time
 from array import array
 from collections.abc import Callable
+from itertools import zip_longest
 from pathlib import Path
 from typing import Any
 
@@ -65,19 +66,16 @@ CASES: dict[str, Callable[[int, random.Random], str]] = {
 
 
 def encodings(names: list[str]) -> list[tuple[str, Any, Any]]:
-    """``(name, ours, tiktoken's Encoding)`` for each name ``bpe_course.openai`` can load."""
-    from bpe_course import openai
+    """``(name, ours, tiktoken's Encoding)`` for each name, both from the same local files."""
+    from bpe_course.openai import BY_NAME, tiktoken_encoding
 
-    for name in [name for name in names if not hasattr(openai, name)]:
-        print(f"note: bpe_course.openai has no {name}() yet, so its rows are skipped")
-    loaded = [name for name in names if hasattr(openai, name)]
-    return [(name, getattr(openai, name)(), openai.tiktoken_encoding(name)) for name in loaded]
+    return [(name, BY_NAME[name](), tiktoken_encoding(name)) for name in names]
 
 
 def cold(tokenizer: Any) -> Any:
     """A new tokenizer with the same vocabulary, merges, specials and pattern: an empty cache."""
-    specials = list(tokenizer.special_tokens)
-    return type(tokenizer)(tokenizer.vocab, tokenizer.merges, specials, tokenizer.pattern)
+    vocab, merges, specials = tokenizer.vocab, tokenizer.merges, list(tokenizer.special_tokens)
+    return type(tokenizer)(vocab, merges, specials, tokenizer.pattern, name=tokenizer.name)
 
 
 def ordinary_row(name: str, ours: Any, tiktoken: Any, label: str, text: str, repeat: int):
@@ -103,10 +101,15 @@ def stream_peak(ours: Any, tiktoken: Any, path: Path) -> tuple[int | None, int]:
     """Traced peak of streaming ``path`` through a cold tokenizer (None if an id is wrong)."""
     with open(path, encoding="utf-8") as file:  # the newline handling streaming will see
         expected = array("q", tiktoken.encode(file.read(), allowed_special="all"))
-    tokenizer, name = cold(ours), "gpt2 encode_iterable ids == tiktoken's"
-    with open(path, encoding="utf-8") as file:
-        stream = tokenizer.encode_iterable(file)
-        peak, same = traced_peak(lambda: check(name, stream, expected, path.name))
+    tokenizer = cold(ours)
+    with open(path, encoding="utf-8") as file:  # ids compared as they come, never stored
+        pairs = zip_longest(tokenizer.encode_iterable(file), expected)
+        peak, same = traced_peak(lambda: all(a == b for a, b in pairs))
+    streamed = expected
+    if not same:  # to say where they part: a stored run, outside the measurement
+        with open(path, encoding="utf-8") as file:
+            streamed = list(cold(ours).encode_iterable(file))
+    same = check("gpt2 encode_iterable ids == tiktoken's", streamed, expected, path.name)
     return (peak if same else None), len(expected)
 
 

@@ -32,7 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from bpe_course import train_bpe, train_bpe_naive
-from bpe_course.data import ENDOFTEXT, python_source, write_python_source
+from bpe_course.base import ENDOFTEXT
+from bpe_course.data import corpus_head, python_source, write_python_source
 from bpe_course.files import atomic_write, read_merges_txt
 
 from .common import (
@@ -75,8 +76,7 @@ def gates(corpora: list[tuple[str, Path, list[str]]], folder: Path) -> bool:
     passed = check("CS336 reference merges", merges, expected, where)
     for name, path, special_tokens in corpora:
         sample = folder / "sample.txt"
-        with open(path, "rb") as file:
-            sample.write_bytes(file.read(30_000).decode("utf-8", "ignore").encode("utf-8"))
+        sample.write_text(corpus_head([path], 30_000), encoding="utf-8", newline="")
         fast = train_bpe(sample, 400, special_tokens)[1]
         slow = train_bpe_naive(sample, 400, special_tokens)[1]
         passed &= check("train_bpe == train_bpe_naive", fast, slow, f"30 kB of {name}, vocab 400")

@@ -38,13 +38,14 @@ import base64
 import json
 import os
 import re
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
 
+from .base import BPETables, first_difference
 from .files import atomic_write, token_to_str, unicode_to_bytes
 from .pretokenize import GPT4_PATTERN
-
-if TYPE_CHECKING:
-    from .tokenizer import Tokenizer
+from .ranks import merges_from_ranks
 
 #: GPT-4's split pattern spelled for Oniguruma: ``\p{N}{1,3}`` instead of ``\p{N}{1,3}+``.
 GPT4_ONIG_PATTERN = GPT4_PATTERN.replace(r"\p{N}{1,3}+", r"\p{N}{1,3}")
@@ -71,7 +72,7 @@ def onig_pattern(pattern: str) -> str:
     return pattern
 
 
-def _ordinary_tokens(tokenizer: Tokenizer) -> list[tuple[int, bytes]]:
+def _ordinary_tokens(tokenizer: BPETables) -> list[tuple[int, bytes]]:
     """``(id, bytes)`` of every token except special tokens, in id order.
 
     Special tokens are exported separately (HF "added tokens", tiktoken ``special_tokens``);
@@ -89,12 +90,16 @@ def _ordinary_tokens(tokenizer: Tokenizer) -> list[tuple[int, bytes]]:
 # Hugging Face ---------------------------------------------------------------------------
 
 
-def _decodes_back(content: str) -> bool:
+def decodes_back(content: str) -> bool:
     """Would HF's ``ByteLevel`` decoder turn this added token back into its own UTF-8?
 
     The decoder maps each character through GPT-2's byte table when *every* character is
-    in it, else it keeps the token's UTF-8. A token like ``<|é|>`` is all table characters,
-    and ``é`` (U+00E9) stands for the byte 0xE9 there, so it would decode wrongly.
+    in it, else it keeps the token's UTF-8. A token like ``<|é|>`` or ``«eos»`` is all table
+    characters, and ``é`` (U+00E9) stands for the byte 0xE9 there, so it would decode to
+    invalid UTF-8; :func:`hf_decoder` rewrites such tokens first.
+
+    >>> decodes_back("<|endoftext|>"), decodes_back("<|é|>")
+    (True, False)
     """
     table = unicode_to_bytes()
     if not all(char in table for char in content):
@@ -102,7 +107,31 @@ def _decodes_back(content: str) -> bool:
     return bytes(table[char] for char in content) == content.encode("utf-8")
 
 
-def hf_json(tokenizer: Tokenizer) -> dict[str, Any]:
+def onig_literal(text: str) -> str:
+    """``text`` as an Oniguruma regex that matches exactly it (ASCII punctuation escaped)."""
+    return "".join("\\" + char if char.isascii() and not char.isalnum() else char for char in text)
+
+
+def hf_decoder(special_tokens: Iterable[str]) -> dict[str, Any]:
+    """HF's ``ByteLevel`` decoder, preceded by a rewrite of each special token it would garble.
+
+    Decoders run token by token, so a ``Replace`` anchored at both ends (``^«eos»$``) sees
+    only a token that *is* the special token, and swaps it for its byte-level spelling
+    (``Â«eosÂ»``), which ``ByteLevel`` then turns into the right UTF-8. An ordinary token
+    cannot be spelled the same way (:func:`hf_json` refuses such a collision).
+    """
+    byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True,
+                  "use_regex": False}
+    rewrites = [
+        {"type": "Replace", "pattern": {"Regex": f"^{onig_literal(content)}$"},
+         "content": token_to_str(content.encode("utf-8"))}
+        for content in special_tokens
+        if not decodes_back(content)
+    ]
+    return {"type": "Sequence", "decoders": [*rewrites, byte_level]} if rewrites else byte_level
+
+
+def hf_json(tokenizer: BPETables) -> dict[str, Any]:
     """The ``tokenizer.json`` document (as a dict) for Hugging Face ``tokenizers``."""
     vocab: dict[str, int] = {}
     for token_id, token in _ordinary_tokens(tokenizer):
@@ -115,11 +144,6 @@ def hf_json(tokenizer: Tokenizer) -> dict[str, Any]:
         vocab[key] = token_id
     added = []
     for content, token_id in tokenizer.special_tokens.items():
-        if not _decodes_back(content):
-            raise ValueError(
-                f"special token {content!r} would not decode back through Hugging Face's "
-                "ByteLevel decoder (its characters spell other bytes in GPT-2's byte table)"
-            )
         # HF gives an added token the id the model has for its text, so the model's vocab
         # must know the token under its plain text.
         if vocab.setdefault(content, token_id) != token_id:
@@ -162,12 +186,7 @@ def hf_json(tokenizer: Tokenizer) -> dict[str, Any]:
             ],
         },
         "post_processor": None,
-        "decoder": {
-            "type": "ByteLevel",
-            "add_prefix_space": False,
-            "trim_offsets": True,
-            "use_regex": False,
-        },
+        "decoder": hf_decoder(tokenizer.special_tokens),
         "model": {
             "type": "BPE",
             "dropout": None,
@@ -183,7 +202,7 @@ def hf_json(tokenizer: Tokenizer) -> dict[str, Any]:
     }
 
 
-def save_hf(tokenizer: Tokenizer, path: str | os.PathLike[str]) -> None:
+def save_hf(tokenizer: BPETables, path: str | os.PathLike[str]) -> None:
     """Write ``tokenizer.json`` for ``tokenizers.Tokenizer.from_file`` (atomically).
 
     The layout is the one ``tokenizers`` 0.23 writes itself (merges as pairs of strings).
@@ -194,7 +213,7 @@ def save_hf(tokenizer: Tokenizer, path: str | os.PathLike[str]) -> None:
         file.write("\n")
 
 
-def to_hf(tokenizer: Tokenizer):
+def to_hf(tokenizer: BPETables):
     """A live ``tokenizers.Tokenizer`` (needs the ``tokenizers`` package)."""
     from tokenizers import Tokenizer as HFTokenizer
 
@@ -204,7 +223,7 @@ def to_hf(tokenizer: Tokenizer):
 # tiktoken -------------------------------------------------------------------------------
 
 
-def tiktoken_ranks(tokenizer: Tokenizer) -> dict[bytes, int]:
+def tiktoken_ranks(tokenizer: BPETables) -> dict[bytes, int]:
     """``{token bytes: rank}`` with rank = id, after checking tiktoken would merge as we do.
 
     Raises ``ValueError`` when two ids share bytes (a rank table maps bytes to one rank) or
@@ -212,8 +231,6 @@ def tiktoken_ranks(tokenizer: Tokenizer) -> dict[bytes, int]:
     result has the lowest rank, so merge ``k`` must create a higher id than every earlier
     merge, and each token must be rebuilt from the very pair that made it.
     """
-    from .openai import merges_from_ranks
-
     ranks: dict[bytes, int] = {}
     for token_id, token in _ordinary_tokens(tokenizer):
         if token in ranks:
@@ -233,8 +250,8 @@ def tiktoken_ranks(tokenizer: Tokenizer) -> dict[bytes, int]:
         rebuilt = merges_from_ranks(ranks)
     except ValueError as error:
         raise ValueError(f"tiktoken would not reproduce the merges: {error}") from None
-    if rebuilt != tokenizer.merges:
-        index = next(i for i, (a, b) in enumerate(zip(rebuilt, tokenizer.merges)) if a != b)
+    index = first_difference(rebuilt, tokenizer.merges)
+    if index is not None:
         raise ValueError(
             f"tiktoken would build token {b''.join(rebuilt[index])!r} from {rebuilt[index]} "
             f"but merge {index} makes it from {tokenizer.merges[index]}; its rank-based BPE "
@@ -243,7 +260,7 @@ def tiktoken_ranks(tokenizer: Tokenizer) -> dict[bytes, int]:
     return ranks
 
 
-def to_tiktoken_params(tokenizer: Tokenizer, name: str) -> dict[str, Any]:
+def to_tiktoken_params(tokenizer: BPETables, name: str) -> dict[str, Any]:
     """Keyword arguments for ``tiktoken.Encoding(**params)``: same ids as ``tokenizer``."""
     return {
         "name": name,
@@ -253,14 +270,14 @@ def to_tiktoken_params(tokenizer: Tokenizer, name: str) -> dict[str, Any]:
     }
 
 
-def to_tiktoken(tokenizer: Tokenizer, name: str):
+def to_tiktoken(tokenizer: BPETables, name: str):
     """A live ``tiktoken.Encoding`` with the same ids as ``tokenizer``."""
     import tiktoken
 
     return tiktoken.Encoding(**to_tiktoken_params(tokenizer, name))
 
 
-def save_tiktoken(tokenizer: Tokenizer, path: str | os.PathLike[str]) -> None:
+def save_tiktoken(tokenizer: BPETables, path: str | os.PathLike[str]) -> None:
     """Write a ``.tiktoken`` rank file (``base64-token rank`` per line), atomically.
 
     The file holds no pattern and no special tokens (tiktoken keeps those in code), so
@@ -270,3 +287,29 @@ def save_tiktoken(tokenizer: Tokenizer, path: str | os.PathLike[str]) -> None:
     with atomic_write(path) as file:
         for token, rank in sorted(ranks.items(), key=lambda item: item[1]):
             file.write(f"{base64.b64encode(token).decode('ascii')} {rank}\n")
+
+
+def check_exportable(special_tokens: Iterable[str], pattern: str) -> None:
+    """Raise ``ValueError`` now if a tokenizer with these special tokens and this pattern
+    could not be exported, so a long training does not end in a failed save.
+
+    Whether an export works depends only on the special tokens and the pattern, not on
+    the merges, so an empty tokenizer (just the 256 bytes) stands in for the trained one.
+    """
+    vocab = {byte: bytes([byte]) for byte in range(256)}
+    for token in special_tokens:
+        vocab[len(vocab)] = token.encode("utf-8")
+    specials = {token: 256 + index for index, token in enumerate(special_tokens)}
+    stand_in = _StandIn(vocab, [], specials, pattern)
+    hf_json(stand_in)
+    tiktoken_ranks(stand_in)
+
+
+@dataclass
+class _StandIn:
+    """The four tables of :class:`~bpe_course.base.BPETables`, for :func:`check_exportable`."""
+
+    vocab: dict[int, bytes]
+    merges: list[tuple[bytes, bytes]]
+    special_tokens: dict[str, int]
+    pattern: str

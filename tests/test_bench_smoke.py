@@ -66,16 +66,34 @@ def test_a_wrong_encoder_stops_the_benchmark(monkeypatch, capsys) -> None:
     assert "FAIL  gpt2 ids == tiktoken's" in out and "| English prose |" not in out
 
 
-def test_check_reads_a_stream_and_names_where_it_parts(capsys) -> None:
-    assert common.check("same", iter([1, 2, 3]), [1, 2, 3], "here")
-    assert not common.check("shorter", iter([1, 2]), [1, 2, 3], "here")
-    assert not common.check("longer", [1, 2, 3, 4], [1, 2, 3], "here")
+def test_a_wrong_stream_stops_the_benchmark(monkeypatch, capsys) -> None:
+    """Streamed ids are compared one by one without being stored; one wrong id still fails."""
+    real_cold = bench_encode.cold
+
+    def one_extra_id(tokenizer):
+        broken = real_cold(tokenizer)
+        stream = broken.encode_iterable
+        broken.encode_iterable = lambda chunks: iter([*stream(chunks), 0])
+        return broken
+
+    monkeypatch.setattr(bench_encode, "cold", one_extra_id)
+    assert bench_encode.main(["--quick", "--repeat", "1"]) == 1
+    out = capsys.readouterr().out
+    assert "PASS  gpt2 ids == tiktoken's" in out
+    assert "FAIL  gpt2 encode_iterable ids == tiktoken's: they differ from item" in out
+    assert "| new Python memory at peak |" not in out
+
+
+def test_check_names_where_results_part(capsys) -> None:
+    assert common.check("same", [1, 2, 3], [1, 2, 3], "here")
+    assert not common.check("shorter", [1, 2], [1, 2, 3], "here")
     assert not common.check("other", [1, 9, 3], [1, 2, 3], "here")
+    assert common.check("skipped", None, [], "no files")
     out = capsys.readouterr().out
     assert "PASS  same: identical (3 items), here" in out
     assert "FAIL  shorter: they differ from item 2 on" in out
-    assert "FAIL  longer: they differ from item 3 on" in out
     assert "FAIL  other: they differ from item 1 on" in out
+    assert "SKIP  skipped: no files" in out
 
 
 def test_markdown_table_escapes_pipes(capsys) -> None:
