@@ -64,16 +64,18 @@ def check(name: str, ours: Sequence[Any] | None, expected: Sequence[Any], where:
     return parted is None
 
 
-def best_time(run: Callable[[Any], Any], repeat: int, setup: Callable[[], Any] = lambda: None):
-    """Best of ``repeat`` timed ``run(setup())`` calls (noise only adds time) and the result.
-    ``setup`` runs outside the timer: it is how each run gets a cold tokenizer."""
-    best, result = float("inf"), None
+def best_times(repeat: int, *runs: tuple[Callable[[Any], Any], Callable[[], Any]]):
+    """``[(best time, result)]`` of each ``run(setup())``; ``setup`` is not timed (it is how a
+    run gets a cold tokenizer). The runs take turns, so that a busy spell of a shared machine
+    falls on every side alike, and the best of ``repeat`` is kept: noise only adds time."""
+    best, results = [float("inf")] * len(runs), [None] * len(runs)
     for _ in range(max(1, repeat)):
-        state = setup()
-        start = time.perf_counter()
-        result = run(state)
-        best = min(best, time.perf_counter() - start)
-    return best, result
+        for index, (run, setup) in enumerate(runs):
+            state = setup()
+            start = time.perf_counter()
+            results[index] = run(state)
+            best[index] = min(best[index], time.perf_counter() - start)
+    return list(zip(best, results))
 
 
 def traced_peak(call: Callable[[], Any]) -> tuple[int, Any]:

@@ -39,7 +39,7 @@ from bpe_course.data import english_prose, python_source, write_python_source
 
 from .common import (
     MB,
-    best_time,
+    best_times,
     check,
     print_load,
     print_machine,
@@ -83,15 +83,15 @@ def ordinary_row(name: str, ours: Any, tiktoken: Any, label: str, text: str, rep
     expected = tiktoken.encode(text, allowed_special="all")
     if not check(f"{name} ids == tiktoken's", cold(ours).encode(text), expected, label):
         return None
-    mine, _ = best_time(lambda tokenizer: tokenizer.encode(text), repeat, lambda: cold(ours))
-    theirs, _ = best_time(lambda _: tiktoken.encode(text, allowed_special="all"), repeat)
-    peer = None
-    if name in puretiktoken.list_encoding_names():
-        cold_peer = functools.partial(puretiktoken.Encoding, name)
-        peer, ids = best_time(lambda e: e.encode(text, allowed_special="all"), repeat, cold_peer)
-        if ids != expected:
-            print(f"note: puretiktoken's {name} ids differ from tiktoken's on {label}")
-            peer = None
+    runs = [(lambda tokenizer: tokenizer.encode(text), lambda: cold(ours)),
+            (lambda _: tiktoken.encode(text, allowed_special="all"), lambda: None)]
+    if name in puretiktoken.list_encoding_names():  # a cold Encoding each run, too
+        runs.append((lambda enc: enc.encode(text, allowed_special="all"),
+                     functools.partial(puretiktoken.Encoding, name)))
+    (mine, _), (theirs, _), *pure = best_times(repeat, *runs)
+    peer = pure[0][0] if pure and pure[0][1] == expected else None
+    if pure and peer is None:
+        print(f"note: puretiktoken's {name} ids differ from tiktoken's on {label}")
     cells = [seconds(mine), seconds(theirs), ratio(mine, theirs), seconds(peer)]
     return [label, size(len(text.encode())), name, *cells, ratio(peer, theirs),
             verdict(mine / theirs, 1.5)]
@@ -174,7 +174,7 @@ def our_way(ours: Any, way: str, text: str) -> Callable[[], list[int]]:
 def adversarial_row(name: str, ours: Any, tiktoken: Any, case: str, n: int, args: Any):
     """Time tiktoken and both of our ways on one input; None if our ids are wrong."""
     text = CASES[case](n, random.Random(0))
-    theirs, expected = best_time(lambda _: tiktoken.encode(text), args.repeat)
+    [(theirs, expected)] = best_times(args.repeat, (lambda _: tiktoken.encode(text), lambda: None))
     limit = max(args.time_limit, 60 * theirs)  # so that a run which is stopped misses 30x
     cells, worst = [case, name, seconds(theirs)], 0.0
     for way in WAYS:
@@ -192,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.encode", description=__doc__)
     parser.add_argument("--adversarial", action="store_true", help="long single-run inputs")
     parser.add_argument("--quick", action="store_true", help="gpt2 on small inputs")
-    parser.add_argument("--repeat", type=int, default=3, help="runs per cell, best kept")
+    parser.add_argument("--repeat", type=int, default=5, help="runs per cell, best kept")
     parser.add_argument("--n", type=int, help="characters per adversarial input (200,000)")
     parser.add_argument("--time-limit", type=float, default=5.0, help="per run of ours")
     args = parser.parse_args(argv)

@@ -18,6 +18,7 @@ counting differ. Scale builds its corpus from the text and code installed here, 
 from __future__ import annotations
 
 import argparse
+import functools
 import gzip
 import hashlib
 import json
@@ -38,7 +39,7 @@ from bpe_course.files import atomic_write, read_merges_txt
 
 from .common import (
     MB,
-    best_time,
+    best_times,
     check,
     cpu_seconds,
     peak_rss,
@@ -232,9 +233,10 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         corpus = CS336_DIR / "corpus.en"
         if kind == "default" and corpus.is_file():
-            ours, _ = best_time(lambda _: train_bpe(corpus, 500, [ENDOFTEXT]), args.repeat)
-            hf, _ = best_time(lambda hf: hf[0].train([str(corpus)], hf[1]), args.repeat,
-                              setup=lambda: hf_trainer(500, [ENDOFTEXT]))
+            train_ours = (lambda _: train_bpe(corpus, 500, [ENDOFTEXT]), lambda: None)
+            new_hf = functools.partial(hf_trainer, 500, [ENDOFTEXT])
+            train_hf = (lambda hf: hf[0].train([str(corpus)], hf[1]), new_hf)
+            (ours, _), (hf, _) = best_times(args.repeat, train_ours, train_hf)
             cells = [seconds(ours), "-", "-", seconds(hf), "-", "-", ratio(ours, hf), "-"]
             rows.append(["CS336 corpus.en", size(corpus.stat().st_size), "500", *cells])
         easy = None
