@@ -122,9 +122,10 @@ class DeckReport:
 
     def table(self) -> str:
         """The per-slide table and a summary line."""
+        header = f"{'slide':<9} {'frags':>5} {'height':>6} {'over_y':>6} {'over_x':>6}"
         lines = [f"{self.deck.name}: {len(self.slides)} slides, "
                  f"{sum(s.fragments for s in self.slides)} fragments",
-                 f"  {'slide':<9} {'frags':>5} {'height':>6} {'over_y':>6} {'over_x':>6}  first line"]
+                 f"  {header}  first line"]
         for slide in self.slides:
             mark = "" if slide.fits else "  <-- overflows"
             lines.append(
