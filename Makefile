@@ -32,10 +32,10 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 
 unit: $(STAMP) $(if $(NPM),$(NODE_STAMP))
-	$(BIN)/python -m pytest tests
+	$(BIN)/python -m pytest tests bpe_course
 
 notebooks: $(STAMP)
-	$(BIN)/python -m pytest --nbval-lax --nbval-current-env -p no:cacheprovider notebooks
+	$(BIN)/python -m pytest --nbval-lax --nbval-current-env -p no:cacheprovider -o addopts=-ra notebooks
 
 bench: $(STAMP)
 	$(BIN)/python -m bench.train

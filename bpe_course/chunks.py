@@ -15,14 +15,15 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-import signal
 from collections import Counter
 from collections.abc import Sequence
 
 import regex
 
+from .base import check_num_processes, progress_bar
+from .interrupts import worker_ignores_ctrl_c
 from .pretokenize import GPT2_PATTERN, GPT4_PATTERN, count_pretokens
-from .utf8 import decode_strict
+from .utf8 import check_errors, decode_text
 
 #: Files smaller than this are counted in the calling process: starting workers would cost
 #: more than it saves.
@@ -144,11 +145,7 @@ def count_chunk(
     with open(path, "rb") as file:
         file.seek(start)
         data = file.read(end - start)
-    if errors == "strict":
-        text = decode_strict(data, path, start_offset=start)
-    else:
-        text = data.decode("utf-8", errors=errors)
-    return count_pretokens(text, special_tokens, pattern)
+    return count_pretokens(decode_text(data, path, errors, start), special_tokens, pattern)
 
 
 def _count_chunk_task(args: tuple) -> tuple[int, Counter[str]]:
@@ -173,10 +170,8 @@ def count_file_pretokens(
     ``chunk_bytes=None`` picks about four tasks per worker (so no worker idles while
     another finishes a big last chunk), between ``MIN_CHUNK_BYTES`` and ``CHUNK_BYTES``.
     """
-    if num_processes is None:
-        num_processes = os.cpu_count() or 1
-    if num_processes < 1:
-        raise ValueError(f"num_processes must be at least 1, got {num_processes}")
+    check_errors(errors)
+    num_processes = check_num_processes(num_processes) or os.cpu_count() or 1
     if chunk_bytes is None:
         total_size = sum(os.path.getsize(path) for path in paths)
         chunk_bytes = min(CHUNK_BYTES, max(MIN_CHUNK_BYTES, total_size // (4 * num_processes)))
@@ -197,28 +192,9 @@ def count_file_pretokens(
             bar.update(done)
     else:
         workers = min(num_processes, len(tasks))
-        with multiprocessing.get_context().Pool(workers, initializer=_ignore_interrupts) as pool:
+        with multiprocessing.get_context().Pool(workers, initializer=worker_ignores_ctrl_c) as pool:
             for done, chunk_counts in pool.imap_unordered(_count_chunk_task, tasks):
                 counts.update(chunk_counts)
                 bar.update(done)
     bar.close()
     return counts
-
-
-def _ignore_interrupts() -> None:
-    """Workers ignore Ctrl-C: the main process gets it, stops the pool and reports once,
-    instead of every worker printing its own traceback."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
-def progress_bar(enabled: bool, total: int, **details):
-    """A tqdm bar when ``enabled`` (a widget in Jupyter), else a silent stand-in.
-
-    ``tqdm.auto`` is imported only for a visible bar: in Jupyter without ipywidgets the
-    import itself prints a warning, which would land in the output of unrelated cells.
-    """
-    if enabled:
-        from tqdm.auto import tqdm
-    else:
-        from tqdm import tqdm
-    return tqdm(total=total, disable=not enabled, **details)

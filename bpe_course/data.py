@@ -14,13 +14,11 @@ import sysconfig
 import urllib.request
 from pathlib import Path
 
+from .base import ENDOFTEXT
 from .files import atomic_write
 
 #: The course's own texts, beside the package in the repository.
 DATA_DIR = Path(__file__).resolve().parent.parent / "data"
-
-#: The separator CS336 and GPT-2 put between documents.
-ENDOFTEXT = "<|endoftext|>"
 
 TINYSTORIES_URLS = {
     "valid": "https://huggingface.co/datasets/roneneldan/TinyStories/resolve/main/"
@@ -31,7 +29,7 @@ TINYSTORIES_URLS = {
 
 
 def course_texts() -> list[str]:
-    """Names of the texts in ``data/`` (e.g. ``"the_cat_in_the_hat.txt"``)."""
+    """Names of the texts in ``data/`` (e.g. ``"dog_park.txt"``)."""
     return sorted(path.name for path in DATA_DIR.glob("*.txt"))
 
 

@@ -38,13 +38,12 @@ import base64
 import json
 import os
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from .base import BPETables, first_difference
 from .files import atomic_write, token_to_str, unicode_to_bytes
 from .pretokenize import GPT4_PATTERN
-
-if TYPE_CHECKING:
-    from .tokenizer import Tokenizer
+from .ranks import merges_from_ranks
 
 #: GPT-4's split pattern spelled for Oniguruma: ``\p{N}{1,3}`` instead of ``\p{N}{1,3}+``.
 GPT4_ONIG_PATTERN = GPT4_PATTERN.replace(r"\p{N}{1,3}+", r"\p{N}{1,3}")
@@ -71,7 +70,7 @@ def onig_pattern(pattern: str) -> str:
     return pattern
 
 
-def _ordinary_tokens(tokenizer: Tokenizer) -> list[tuple[int, bytes]]:
+def _ordinary_tokens(tokenizer: BPETables) -> list[tuple[int, bytes]]:
     """``(id, bytes)`` of every token except special tokens, in id order.
 
     Special tokens are exported separately (HF "added tokens", tiktoken ``special_tokens``);
@@ -102,7 +101,7 @@ def _decodes_back(content: str) -> bool:
     return bytes(table[char] for char in content) == content.encode("utf-8")
 
 
-def hf_json(tokenizer: Tokenizer) -> dict[str, Any]:
+def hf_json(tokenizer: BPETables) -> dict[str, Any]:
     """The ``tokenizer.json`` document (as a dict) for Hugging Face ``tokenizers``."""
     vocab: dict[str, int] = {}
     for token_id, token in _ordinary_tokens(tokenizer):
@@ -183,7 +182,7 @@ def hf_json(tokenizer: Tokenizer) -> dict[str, Any]:
     }
 
 
-def save_hf(tokenizer: Tokenizer, path: str | os.PathLike[str]) -> None:
+def save_hf(tokenizer: BPETables, path: str | os.PathLike[str]) -> None:
     """Write ``tokenizer.json`` for ``tokenizers.Tokenizer.from_file`` (atomically).
 
     The layout is the one ``tokenizers`` 0.23 writes itself (merges as pairs of strings).
@@ -194,7 +193,7 @@ def save_hf(tokenizer: Tokenizer, path: str | os.PathLike[str]) -> None:
         file.write("\n")
 
 
-def to_hf(tokenizer: Tokenizer):
+def to_hf(tokenizer: BPETables):
     """A live ``tokenizers.Tokenizer`` (needs the ``tokenizers`` package)."""
     from tokenizers import Tokenizer as HFTokenizer
 
@@ -204,7 +203,7 @@ def to_hf(tokenizer: Tokenizer):
 # tiktoken -------------------------------------------------------------------------------
 
 
-def tiktoken_ranks(tokenizer: Tokenizer) -> dict[bytes, int]:
+def tiktoken_ranks(tokenizer: BPETables) -> dict[bytes, int]:
     """``{token bytes: rank}`` with rank = id, after checking tiktoken would merge as we do.
 
     Raises ``ValueError`` when two ids share bytes (a rank table maps bytes to one rank) or
@@ -212,8 +211,6 @@ def tiktoken_ranks(tokenizer: Tokenizer) -> dict[bytes, int]:
     result has the lowest rank, so merge ``k`` must create a higher id than every earlier
     merge, and each token must be rebuilt from the very pair that made it.
     """
-    from .openai import merges_from_ranks
-
     ranks: dict[bytes, int] = {}
     for token_id, token in _ordinary_tokens(tokenizer):
         if token in ranks:
@@ -233,8 +230,8 @@ def tiktoken_ranks(tokenizer: Tokenizer) -> dict[bytes, int]:
         rebuilt = merges_from_ranks(ranks)
     except ValueError as error:
         raise ValueError(f"tiktoken would not reproduce the merges: {error}") from None
-    if rebuilt != tokenizer.merges:
-        index = next(i for i, (a, b) in enumerate(zip(rebuilt, tokenizer.merges)) if a != b)
+    index = first_difference(rebuilt, tokenizer.merges)
+    if index is not None:
         raise ValueError(
             f"tiktoken would build token {b''.join(rebuilt[index])!r} from {rebuilt[index]} "
             f"but merge {index} makes it from {tokenizer.merges[index]}; its rank-based BPE "
@@ -243,7 +240,7 @@ def tiktoken_ranks(tokenizer: Tokenizer) -> dict[bytes, int]:
     return ranks
 
 
-def to_tiktoken_params(tokenizer: Tokenizer, name: str) -> dict[str, Any]:
+def to_tiktoken_params(tokenizer: BPETables, name: str) -> dict[str, Any]:
     """Keyword arguments for ``tiktoken.Encoding(**params)``: same ids as ``tokenizer``."""
     return {
         "name": name,
@@ -253,14 +250,14 @@ def to_tiktoken_params(tokenizer: Tokenizer, name: str) -> dict[str, Any]:
     }
 
 
-def to_tiktoken(tokenizer: Tokenizer, name: str):
+def to_tiktoken(tokenizer: BPETables, name: str):
     """A live ``tiktoken.Encoding`` with the same ids as ``tokenizer``."""
     import tiktoken
 
     return tiktoken.Encoding(**to_tiktoken_params(tokenizer, name))
 
 
-def save_tiktoken(tokenizer: Tokenizer, path: str | os.PathLike[str]) -> None:
+def save_tiktoken(tokenizer: BPETables, path: str | os.PathLike[str]) -> None:
     """Write a ``.tiktoken`` rank file (``base64-token rank`` per line), atomically.
 
     The file holds no pattern and no special tokens (tiktoken keeps those in code), so

@@ -9,8 +9,11 @@ is why a space shows up as ``Ġ`` (U+0120) and a newline as ``Ċ`` (U+010A).
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
+import shutil
+import signal
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -58,6 +61,17 @@ def str_to_token(text: str, where: str = "") -> bytes:
         ) from None
 
 
+def default_file_mode(directory: bool = False) -> int:
+    """The permissions a plain ``open`` (or ``mkdir``) would give under the current umask.
+
+    Temporary files and folders are created private (0600/0700) for safety; a finished
+    file should be as readable as any other the user writes.
+    """
+    umask = os.umask(0)
+    os.umask(umask)
+    return (0o777 if directory else 0o666) & ~umask
+
+
 @contextmanager
 def atomic_write(path: str | os.PathLike[str], mode: str = "w") -> Iterator:
     """Write to a temporary file beside ``path`` and rename it over ``path`` at the end.
@@ -74,10 +88,7 @@ def atomic_write(path: str | os.PathLike[str], mode: str = "w") -> Iterator:
             yield f
             f.flush()
             os.fsync(f.fileno())
-        # mkstemp makes the file private (0600); give it the permissions a plain open() would.
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(temporary, 0o666 & ~umask)
+        os.chmod(temporary, default_file_mode())
         os.replace(temporary, path)
     except BaseException:
         try:
@@ -85,6 +96,59 @@ def atomic_write(path: str | os.PathLike[str], mode: str = "w") -> Iterator:
         except FileNotFoundError:
             pass
         raise
+
+
+#: ``renameat2``'s flag that swaps two paths in one step (Linux 3.15 and later).
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
+
+
+def exchange_paths(first: str, second: str) -> bool:
+    """Swap two existing paths in one atomic step; False where the system cannot.
+
+    Linux's ``renameat2(..., RENAME_EXCHANGE)`` does it, and readers of either path see
+    the old entry or the new one, never nothing. Python's ``os`` module has no binding for
+    it, so we call the C library directly.
+    """
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    result = renameat2(_AT_FDCWD, os.fsencode(first), _AT_FDCWD, os.fsencode(second),
+                       _RENAME_EXCHANGE)
+    if result == 0:
+        return True
+    errno = ctypes.get_errno()
+    if errno in (22, 38, 95):  # EINVAL, ENOSYS, EOPNOTSUPP: this file system cannot swap
+        return False
+    raise OSError(errno, os.strerror(errno), second)
+
+
+def publish_folder(staging: str, target: str) -> None:
+    """Put the finished folder ``staging`` at ``target`` as one step, replacing what is there.
+
+    A reader of ``target`` sees the whole old folder or the whole new one, never a mix of
+    files from both (renaming files one by one would allow that). Where the system cannot
+    swap two folders atomically, the old folder is moved aside and the new one moved in
+    with Ctrl-C and SIGTERM held back between the two renames.
+    """
+    os.chmod(staging, default_file_mode(directory=True))
+    if not os.path.lexists(target):
+        os.rename(staging, target)
+        return
+    if exchange_paths(staging, target):
+        shutil.rmtree(staging)  # now holds the old folder
+        return
+    aside = tempfile.mkdtemp(prefix=".replaced-", dir=os.path.dirname(target))
+    old = os.path.join(aside, "old")
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    try:
+        os.rename(target, old)
+        os.rename(staging, target)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+    shutil.rmtree(aside)
 
 
 def write_vocab_json(path: str | os.PathLike[str], vocab: dict[int, bytes]) -> None:

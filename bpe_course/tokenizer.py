@@ -14,8 +14,11 @@ import sys
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from typing import Literal
 
+from . import export
+from .base import ENDOFTEXT, check_special_tokens
 from .files import read_merge_lines, read_vocab_json, write_merges_txt, write_vocab_json
-from .pretokenize import GPT2_PATTERN, check_special_tokens, compile_pattern, special_token_regex
+from .naive import encode_naive, merge_ranks
+from .pretokenize import GPT2_PATTERN, compile_pattern, special_token_regex
 from .utf8 import decode_utf8
 
 #: Pretokens whose ids are remembered at once; the cache is emptied when it is full.
@@ -34,6 +37,15 @@ NO_MERGE = sys.maxsize
 AllowedSpecial = Literal["all", "none"] | Collection[str]
 
 
+class MergeNotInVocabError(ValueError):
+    """A merge names (or makes) a token that the vocabulary does not have."""
+
+    def __init__(self, rank: int, part: bytes) -> None:
+        self.rank = rank
+        self.part = part
+        super().__init__(f"merge {rank} uses {part!r}, which is not in vocab")
+
+
 class Tokenizer:
     """A byte-level BPE tokenizer built from a vocabulary and its merges.
 
@@ -48,7 +60,10 @@ class Tokenizer:
         merges: Sequence[tuple[bytes, bytes]],
         special_tokens: Iterable[str] | None = None,
         pattern: str = GPT2_PATTERN,
+        *,
+        name: str = "bpe_course",
     ) -> None:
+        self.name = name
         self.vocab: dict[int, bytes] = {int(i): bytes(token) for i, token in vocab.items()}
         self.merges: list[tuple[bytes, bytes]] = [(bytes(a), bytes(b)) for a, b in merges]
         self.pattern = pattern
@@ -91,9 +106,7 @@ class Tokenizer:
         for rank, (left, right) in enumerate(self.merges):
             for part in (left, right, left + right):
                 if part not in self._ids_of:
-                    raise ValueError(
-                        f"merge {rank} ({left!r}, {right!r}) uses {part!r}, which is not in vocab"
-                    )
+                    raise MergeNotInVocabError(rank, part)
             self._merge_ranks.setdefault((self._ids_of[left], self._ids_of[right]), rank)
             self._merged_ids.append(self._ids_of[left + right])
         self._cache: dict[str, tuple[int, ...]] = {}
@@ -108,6 +121,33 @@ class Tokenizer:
     def vocab_size(self) -> int:
         """How many ids this tokenizer knows (bytes, merges and special tokens)."""
         return len(self.vocab)
+
+    # tiktoken's names for the same facts, so code written for tiktoken.Encoding runs here.
+
+    @property
+    def n_vocab(self) -> int:
+        """One more than the largest id (tiktoken's ``n_vocab``; ids may have gaps)."""
+        return self.max_token_value + 1
+
+    @property
+    def max_token_value(self) -> int:
+        """The largest id, special tokens included."""
+        return max(self.vocab)
+
+    @property
+    def eot_token(self) -> int | None:
+        """The id of ``<|endoftext|>``, or None when this tokenizer has no such token."""
+        return self.special_tokens.get(ENDOFTEXT)
+
+    @property
+    def special_tokens_set(self) -> set[str]:
+        """The special tokens' texts."""
+        return set(self.special_tokens)
+
+    def token_byte_values(self) -> list[bytes]:
+        """The bytes of every ordinary (not special) token, sorted."""
+        special_ids = set(self.special_tokens.values())
+        return sorted(token for i, token in self.vocab.items() if i not in special_ids)
 
     # Encoding -----------------------------------------------------------------------------
 
@@ -130,6 +170,27 @@ class Tokenizer:
                 ids.append(self.special_tokens[part])
             elif part:
                 self._encode_ordinary(part, ids)
+        return ids
+
+    def encode_naive(self, text: str, *, allowed_special: AllowedSpecial = "all") -> list[int]:
+        """The reference for :meth:`encode`: the same steps with no shortcut and no cache.
+
+        Special tokens are cut out, the rest is pretokenized, and each pretoken is split
+        by :func:`bpe_course.naive.encode_naive`, which replays the merges in the order they
+        were learned. Slow (it rescans a pretoken after every merge), and the definition the
+        fast path is tested against.
+        """
+        finder = self._finder_for(allowed_special)
+        parts = [text] if finder is None else finder.split(text)
+        ranks = merge_ranks(self.merges)
+        ids: list[int] = []
+        for index, part in enumerate(parts):
+            if index % 2:
+                ids.append(self.special_tokens[part])
+                continue
+            for piece in self._compiled.findall(part):
+                tokens = encode_naive(piece.encode("utf-8"), ranks)
+                ids += [self._ids_of[token] for token in tokens]
         return ids
 
     def encode_ordinary(self, text: str) -> list[int]:
@@ -277,6 +338,38 @@ class Tokenizer:
         """Decode ids to text; bytes that are not valid UTF-8 become U+FFFD."""
         return decode_utf8(self.decode_bytes(ids))
 
+    def decode_single_token_bytes(self, token_id: int) -> bytes:
+        """The bytes of one id (tiktoken's name); an unknown id raises ``KeyError``."""
+        try:
+            return self.vocab[token_id]
+        except (KeyError, TypeError):
+            raise KeyError(f"unknown token id {token_id!r}") from None
+
+    def decode_tokens_bytes(self, ids: Iterable[int]) -> list[bytes]:
+        """The bytes of each id, one entry per token."""
+        return [self.decode_single_token_bytes(token_id) for token_id in ids]
+
+    def decode_with_offsets(self, ids: Iterable[int]) -> tuple[str, list[int]]:
+        """The text of ``ids`` and, for each token, the index of the character it starts in.
+
+        A token that begins in the middle of a character (its first byte is a UTF-8
+        continuation byte, 0x80-0xBF) is given the character it continues, so each offset
+        points at the first character the token contributes to. The bytes must be valid
+        UTF-8 (as tiktoken requires); a text cut inside a character raises ``ValueError``.
+        """
+        pieces = self.decode_tokens_bytes(ids)
+        offsets: list[int] = []
+        characters = 0
+        for piece in pieces:
+            continues = bool(piece) and 0x80 <= piece[0] < 0xC0
+            offsets.append(max(0, characters - continues))
+            characters += sum(1 for byte in piece if not 0x80 <= byte < 0xC0)
+        try:
+            text = b"".join(pieces).decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise ValueError(f"the tokens' bytes are not valid UTF-8 ({error.reason})") from None
+        return text, offsets
+
     # Files --------------------------------------------------------------------------------
 
     def save(self, vocab_path: str | os.PathLike[str], merges_path: str | os.PathLike[str]) -> None:
@@ -298,46 +391,35 @@ class Tokenizer:
     ) -> Tokenizer:
         """Load a tokenizer saved by :meth:`save` (or GPT-2's ``encoder.json``/``vocab.bpe``)."""
         vocab = read_vocab_json(vocab_path)
-        known = set(vocab.values())
-        merges = []
-        for line, left, right in read_merge_lines(merges_path):
-            for part in (left, right, left + right):
-                if part not in known:
-                    raise ValueError(
-                        f"{os.fspath(merges_path)}:{line}: merge uses {part!r}, "
-                        f"which is not in {os.fspath(vocab_path)}"
-                    )
-            merges.append((left, right))
-        return cls(vocab, merges, special_tokens, pattern)
+        numbered = read_merge_lines(merges_path)
+        merges = [(left, right) for _, left, right in numbered]
+        try:
+            return cls(vocab, merges, special_tokens, pattern)
+        except MergeNotInVocabError as error:
+            line = numbered[error.rank][0]
+            raise ValueError(
+                f"{os.fspath(merges_path)}:{line}: merge uses {error.part!r}, "
+                f"which is not in {os.fspath(vocab_path)}"
+            ) from None
 
-    # Exports (thin wrappers; the work and the explanations are in bpe_course/export.py) ---
+    # Exports (the work and the explanations are in bpe_course/export.py) ------------------
 
     def save_hf(self, path: str | os.PathLike[str]) -> None:
         """Write a Hugging Face ``tokenizer.json`` that encodes exactly as this tokenizer."""
-        from .export import save_hf
-
-        save_hf(self, path)
+        export.save_hf(self, path)
 
     def to_hf(self):
         """This tokenizer as a live ``tokenizers.Tokenizer`` (same ids)."""
-        from .export import to_hf
-
-        return to_hf(self)
+        return export.to_hf(self)
 
     def to_tiktoken_params(self, name: str) -> dict:
         """Keyword arguments for ``tiktoken.Encoding(**params)`` with the same ids."""
-        from .export import to_tiktoken_params
-
-        return to_tiktoken_params(self, name)
+        return export.to_tiktoken_params(self, name)
 
     def to_tiktoken(self, name: str):
         """This tokenizer as a live ``tiktoken.Encoding`` (same ids)."""
-        from .export import to_tiktoken
-
-        return to_tiktoken(self, name)
+        return export.to_tiktoken(self, name)
 
     def save_tiktoken(self, path: str | os.PathLike[str]) -> None:
         """Write a ``.tiktoken`` rank file (special tokens and pattern are not in it)."""
-        from .export import save_tiktoken
-
-        save_tiktoken(self, path)
+        export.save_tiktoken(self, path)

@@ -19,18 +19,28 @@ into the heap key, so the result is exactly the naive trainer's.
 from __future__ import annotations
 
 import heapq
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 
-from .chunks import count_file_pretokens, progress_bar
-from .naive import (
+from .base import (
     Merges,
     PathLike,
     Vocab,
-    as_path_list,
-    count_merges,
+    check_num_processes,
+    check_special_tokens,
+    corpus_paths,
     initial_vocab,
+    merges_to_learn,
+    progress_bar,
+    word_bytes,
 )
-from .pretokenize import GPT2_PATTERN, check_special_tokens, compile_pattern
+from .chunks import count_file_pretokens
+from .naive import train_from_counts_naive
+from .pretokenize import GPT2_PATTERN, compile_pattern
+from .utf8 import check_errors
+
+#: Ends every :func:`descending_key`; greater than the character of any byte (at most 256).
+END_MARK = chr(257)
 
 
 def descending_key(token: bytes) -> str:
@@ -41,8 +51,13 @@ def descending_key(token: bytes) -> str:
     longer token (which is greater than its own prefix) gets the smaller key. Keys of two
     tokens can be concatenated and still compare like the pair ``(first, second)``, because
     the end mark is larger than any byte's character.
+
+    >>> descending_key(b"b") < descending_key(b"a")       # greater bytes, smaller key
+    True
+    >>> descending_key(b"ab") < descending_key(b"a")      # a longer token is greater
+    True
     """
-    return "".join([chr(256 - byte) for byte in token]) + "\u0101"
+    return "".join([chr(256 - byte) for byte in token]) + END_MARK
 
 
 def train_from_counts(
@@ -59,17 +74,16 @@ def train_from_counts(
     the order they were learned. Stops early when no pair is left to merge.
     """
     special_tokens = check_special_tokens(special_tokens)
-    num_merges = count_merges(vocab_size, special_tokens)
+    num_merges = merges_to_learn(vocab_size, special_tokens)
     vocab = initial_vocab(special_tokens)
     merges: Merges = []
 
     # Words of one byte have no pairs and never change, so they are left out.
     words: list[list[int]] = []
     freqs: list[int] = []
-    for word, count in word_counts.items():
-        ids = word.encode("utf-8") if isinstance(word, str) else bytes(word)
-        if count > 0 and len(ids) > 1:
-            words.append(list(ids))
+    for data, count in word_bytes(word_counts, special_tokens):
+        if len(data) > 1:
+            words.append(list(data))
             freqs.append(count)
 
     pair_counts: dict[tuple[int, int], int] = {}
@@ -198,6 +212,36 @@ def _merge_word(
     return merged
 
 
+def count_corpus(
+    input_path: PathLike | Iterable[PathLike],
+    vocab_size: int,
+    special_tokens: Sequence[str],
+    pattern: str,
+    num_processes: int | None,
+    progress: bool,
+    errors: str,
+) -> tuple[list[str], Counter[str]]:
+    """Check every argument, then count the corpus's pretokens: the part both trainers share.
+
+    Everything that can be wrong with the arguments is reported before a byte is read.
+    """
+    special_tokens = check_special_tokens(special_tokens)
+    merges_to_learn(vocab_size, special_tokens)
+    compile_pattern(pattern)
+    check_num_processes(num_processes)
+    check_errors(errors)
+    paths = corpus_paths(input_path)
+    counts = count_file_pretokens(
+        paths,
+        special_tokens,
+        pattern,
+        num_processes=num_processes,
+        progress=progress,
+        errors=errors,
+    )
+    return special_tokens, counts
+
+
 def train_bpe(
     input_path: PathLike | Iterable[PathLike],
     vocab_size: int,
@@ -217,16 +261,30 @@ def train_bpe(
 
     Returns ``(vocab, merges)`` as :func:`train_from_counts` does.
     """
-    special_tokens = check_special_tokens(special_tokens)
-    count_merges(vocab_size, special_tokens)  # fail on a bad size before reading anything
-    compile_pattern(pattern)
-    paths = as_path_list(input_path)
-    counts = count_file_pretokens(
-        paths,
-        special_tokens,
-        pattern,
-        num_processes=num_processes,
-        progress=progress,
-        errors=errors,
+    specials, counts = count_corpus(
+        input_path, vocab_size, special_tokens, pattern, num_processes, progress, errors
     )
-    return train_from_counts(counts, vocab_size, special_tokens, progress=progress)
+    return train_from_counts(counts, vocab_size, specials, progress=progress)
+
+
+# train_bpe_naive repeats train_bpe's signature on purpose: the two are drop-in swaps.
+def train_bpe_naive(
+    input_path: PathLike | Iterable[PathLike],
+    vocab_size: int,
+    special_tokens: Sequence[str] = (),
+    *,
+    pattern: str = GPT2_PATTERN,
+    num_processes: int | None = None,
+    progress: bool = False,
+    errors: str = "strict",
+) -> tuple[Vocab, Merges]:
+    """:func:`train_bpe` with the naive merge loop: same arguments, same answer, slowly.
+
+    The corpus is counted exactly as :func:`train_bpe` counts it; only the merge loop is
+    :func:`bpe_course.naive.train_from_counts_naive`, which recounts every pair after each
+    merge (and shows no progress bar of its own).
+    """
+    specials, counts = count_corpus(
+        input_path, vocab_size, special_tokens, pattern, num_processes, progress, errors
+    )
+    return train_from_counts_naive(counts, vocab_size, specials)

@@ -71,8 +71,9 @@ def assert_one_line_error(err: str) -> None:
 def test_train_writes_files_that_every_library_loads(trained_dir):
     assert sorted(p.name for p in trained_dir.iterdir()) == sorted(OUTPUT_FILES)
     config = json.loads((trained_dir / "config.json").read_text())
-    assert config == {"pattern": "gpt4", "special_tokens": [ENDOFTEXT], "vocab_size": 500,
-                      "merges": 243}
+    assert config == {"format": "bpe-course tokenizer", "pattern": "gpt4",
+                      "pattern_regex": GPT4_PATTERN, "special_tokens": {ENDOFTEXT: 256},
+                      "vocab_size": 500, "merges": 243}
     ours = Tokenizer.from_files(trained_dir / "vocab.json", trained_dir / "merges.txt",
                                 [ENDOFTEXT], GPT4_PATTERN)
     assert load_tokenizer(str(trained_dir)).vocab == ours.vocab
@@ -98,13 +99,37 @@ def test_train_prints_a_summary(corpus, tmp_path, cli):
     assert (tmp_path / "t" / "tokenizer.json").is_file()
 
 
-def test_train_over_an_existing_folder_replaces_the_files(corpus, tmp_path, cli):
+def test_train_never_replaces_a_folder_of_someone_elses_files(corpus, tmp_path, cli):
     out = tmp_path / "t"
     out.mkdir()
     (out / "notes.txt").write_text("mine")
-    assert cli(["train", str(corpus), "--vocab-size", "260", "--out", str(out), "--quiet"])[0] == 0
-    assert sorted(p.name for p in out.iterdir()) == sorted([*OUTPUT_FILES, "notes.txt"])
+    (out / "config.json").write_text('{"mine": true}')
+    code, _, err = cli(["train", str(corpus), "--vocab-size", "260", "--out", str(out), "--quiet"])
+    assert code == 2 and "files this tool did not write" in err and "--force" in err
+    assert_one_line_error(err)
+    assert (out / "notes.txt").read_text() == "mine"
+    assert (out / "config.json").read_text() == '{"mine": true}'
+    # --force says "replace it": the folder then holds exactly one tokenizer.
+    assert cli(["train", str(corpus), "--vocab-size", "260", "--out", str(out), "--quiet",
+                "--force"])[0] == 0
+    assert sorted(p.name for p in out.iterdir()) == sorted(OUTPUT_FILES)
     assert [p.name for p in tmp_path.iterdir()] == ["t"]  # no staging folder left
+
+
+def test_train_replaces_its_own_tokenizer_folder(corpus, tmp_path, cli):
+    out = tmp_path / "t"
+    assert cli(["train", str(corpus), "--vocab-size", "260", "--out", str(out), "--quiet"])[0] == 0
+    assert cli(["train", str(corpus), "--vocab-size", "270", "--out", str(out), "--quiet"])[0] == 0
+    assert json.loads((out / "config.json").read_text())["vocab_size"] == 270
+    assert [p.name for p in tmp_path.iterdir()] == ["t"]
+
+
+@pytest.mark.parametrize("out", ["", "   "])
+def test_train_refuses_an_empty_out(out, corpus, cli, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code, _, err = cli(["train", str(corpus), "--vocab-size", "260", "--out", out, "--quiet"])
+    assert code == 2 and "non-empty path" in err
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_train_as_a_subprocess_then_encode_decode_show(corpus, tmp_path):
@@ -191,7 +216,7 @@ def test_show(cli):
         (["encode", "--tokenizer", "gpt2", "{bad_utf8}"], 1, "not valid UTF-8 at byte offset 3"),
         (["decode", "--tokenizer", "gpt2", "1", "99999999"], 1, "unknown token id 99999999"),
         (["decode", "--tokenizer", "gpt2", "1", "x"], 1, "'x' is not a token id"),
-        (["decode", "--tokenizer", "gpt2", "-5"], 1, "unknown token id -5"),
+        (["decode", "--tokenizer", "gpt2", "-5"], 1, "'-5' is not a token id"),
         (["show", "--tokenizer", "gpt2", "--text", "a", "{corpus}"], 2, "not both"),
         ([], 2, "required"),
     ],
@@ -211,6 +236,7 @@ def test_mistakes_get_one_line_and_an_exit_code(args, code, message, corpus, tmp
 
 def test_broken_tokenizer_folder(tmp_path, cli):
     (tmp_path / "vocab.json").write_text("{not json")
+    (tmp_path / "merges.txt").write_text("#version: 0.2\n")
     code, _, err = cli(["decode", "--tokenizer", str(tmp_path), "1"])
     assert code == 1 and "not a valid JSON vocabulary" in err
     assert err.count("\n") == 1
@@ -279,7 +305,7 @@ def test_failure_while_writing_leaves_the_folder_as_it_was(error, existing, corp
     # The tiktoken file is written after vocab.json, merges.txt and tokenizer.json.
     monkeypatch.setattr(export, "save_tiktoken", failing)
     code, _, err = cli(["train", str(corpus), "--vocab-size", "300", "--out", str(out),
-                        "--quiet"])
+                        "--quiet", "--force"])
     assert code == (130 if error is KeyboardInterrupt else 1)
     assert_one_line_error(err)
     assert leftovers(tmp_path) == (["o"] if existing else [])
@@ -315,13 +341,13 @@ def test_real_ctrl_c_stops_workers_quietly(tmp_path):
 
 
 def test_reading_utf8_in_small_blocks(monkeypatch):
-    from bpe_course import cli as cli_module
+    from bpe_course import utf8
     from bpe_course.utf8 import InvalidUtf8Error
 
-    monkeypatch.setattr(cli_module, "READ_BLOCK", 3)
+    monkeypatch.setattr(utf8, "READ_BLOCK", 3)
     text = "añb你🙂\r\nz"
-    assert "".join(cli_module.iter_utf8(io.BytesIO(text.encode()), "t")) == text
+    assert "".join(utf8.iter_utf8(io.BytesIO(text.encode()), "t")) == text
     data = "añb你".encode() + b"\xe4\xbd" + b"x"  # a character cut short, across blocks
     with pytest.raises(InvalidUtf8Error) as caught:
-        list(cli_module.iter_utf8(io.BytesIO(data), "t"))
+        list(utf8.iter_utf8(io.BytesIO(data), "t"))
     assert caught.value.offset == len("añb你".encode())

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from bpe_course import get_pair_counts, merge, train_from_counts, train_from_counts_naive
-from bpe_course.naive import count_merges, initial_vocab
+from bpe_course.base import initial_vocab, merges_to_learn
 
 #: The word counts of the textbook example (Sennrich et al.'s "low lower widest newest").
 TEXTBOOK_COUNTS = {"low": 5, "lower": 2, "widest": 3, "newest": 6}
@@ -74,9 +74,9 @@ def test_initial_vocab_is_the_bytes_then_the_special_tokens():
     assert vocab[257] == b"<pad>"
 
 
-def test_count_merges():
-    assert count_merges(256, []) == 0
-    assert count_merges(500, ["<|endoftext|>"]) == 243
+def test_merges_to_learn():
+    assert merges_to_learn(256, []) == 0
+    assert merges_to_learn(500, ["<|endoftext|>"]) == 243
 
 
 @pytest.mark.parametrize("train", [train_from_counts, train_from_counts_naive])

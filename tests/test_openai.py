@@ -17,13 +17,13 @@ from bpe_course.openai import (
     GPT2_SPECIAL_TOKENS,
     load_gpt2_files,
     load_tiktoken_file,
-    merges_from_ranks,
     openai_file,
     read_tiktoken_ranks,
     sha256_of,
     tiktoken_encoding,
 )
 from bpe_course.pretokenize import GPT4_PATTERN
+from bpe_course.ranks import merges_from_ranks
 
 #: Strings chosen to sit on the edges of the split patterns and the merge tables.
 HAND_PICKED = [

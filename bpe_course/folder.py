@@ -1,0 +1,201 @@
+"""A tokenizer folder: everything ``bpe-course train`` writes, saved and loaded as one unit.
+
+One trained tokenizer is several files: GPT-2's ``vocab.json`` and ``merges.txt``, Hugging
+Face's ``tokenizer.json``, tiktoken's ``tokenizer.tiktoken``, and ``config.json`` with what
+the others leave out (the split pattern and the special tokens). They only make sense
+together, so they are saved together: written into a hidden staging folder, then swapped
+in whole (:func:`bpe_course.files.publish_folder`). Three rules protect what the user has:
+
+- A folder that is not one of ours and is not empty is never replaced without ``force``.
+- A reader sees the old tokenizer or the new one, never a mix of files from both.
+- Two trainings into the same folder at once: the one that finishes second sees that the
+  folder changed after it started, and refuses to overwrite the other's result.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+
+from .files import publish_folder
+from .pretokenize import NAMED_PATTERNS
+from .tokenizer import Tokenizer
+
+#: The files a tokenizer folder holds.
+OUTPUT_FILES = ("vocab.json", "merges.txt", "tokenizer.json", "tokenizer.tiktoken", "config.json")
+
+#: ``config.json``'s ``format`` value, which marks a folder as one this package wrote.
+FOLDER_FORMAT = "bpe-course tokenizer"
+
+
+class FolderError(ValueError):
+    """A tokenizer folder cannot be written or read; the message names the folder and why."""
+
+
+def pattern_name(pattern: str) -> str | None:
+    """The short name of a known split pattern (``"gpt2"``, ``"gpt4"``, ``"o200k"``), else None."""
+    return next((name for name, known in NAMED_PATTERNS.items() if known == pattern), None)
+
+
+def write_tokenizer_files(tokenizer: Tokenizer, folder: str) -> None:
+    """Write every file of a tokenizer folder into ``folder``, which must exist."""
+    tokenizer.save(os.path.join(folder, "vocab.json"), os.path.join(folder, "merges.txt"))
+    tokenizer.save_hf(os.path.join(folder, "tokenizer.json"))
+    tokenizer.save_tiktoken(os.path.join(folder, "tokenizer.tiktoken"))
+    config = {
+        "format": FOLDER_FORMAT,
+        "pattern": pattern_name(tokenizer.pattern),
+        "pattern_regex": tokenizer.pattern,
+        "special_tokens": tokenizer.special_tokens,
+        "vocab_size": tokenizer.vocab_size,
+        "merges": len(tokenizer.merges),
+    }
+    with open(os.path.join(folder, "config.json"), "w", encoding="utf-8") as file:
+        json.dump(config, file, ensure_ascii=False, indent=2)
+        file.write("\n")
+
+
+def is_tokenizer_folder(folder: str) -> bool:
+    """Does ``folder`` hold only a tokenizer this package wrote (so replacing it loses nothing)?"""
+    try:
+        names = set(os.listdir(folder))
+        with open(os.path.join(folder, "config.json"), encoding="utf-8") as file:
+            config = json.load(file)
+    except (OSError, ValueError):
+        return False
+    return (
+        isinstance(config, dict)
+        and config.get("format") == FOLDER_FORMAT
+        and names <= set(OUTPUT_FILES)
+    )
+
+
+@dataclass(frozen=True)
+class OutputClaim:
+    """What stood at the output folder when the work started (its inode, or None)."""
+
+    target: str
+    inode: int | None
+
+
+def _inode(path: str) -> int | None:
+    try:
+        return os.stat(path).st_ino
+    except FileNotFoundError:
+        return None
+
+
+def claim_output_folder(out: str, *, force: bool = False) -> OutputClaim:
+    """Check, before any work, that a tokenizer can be saved at ``out``; remember what is there.
+
+    Raises :class:`FolderError` when ``out`` is empty text, is a file, lies under a file
+    or in a folder that cannot be written, or is a non-empty folder that is not a tokenizer
+    folder of ours (unless ``force``).
+    """
+    if not isinstance(out, str) or not out.strip():
+        raise FolderError("the output folder must be a non-empty path")
+    target = os.path.abspath(out)
+    if os.path.exists(target) and not os.path.isdir(target):
+        raise FolderError(f"{out!r} is a file, not a folder")
+    parent = os.path.dirname(target)
+    existing = parent
+    while not os.path.exists(existing):
+        existing = os.path.dirname(existing)
+    if not os.path.isdir(existing):
+        raise FolderError(f"cannot create {out!r}: {existing!r} is a file, not a folder")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise FolderError(f"cannot write to {existing!r} (permission denied)")
+    if os.path.isdir(target) and os.listdir(target) and not is_tokenizer_folder(target):
+        if not force:
+            raise FolderError(
+                f"{out!r} is a folder with files this tool did not write; choose an empty or "
+                "new folder, or pass force (--force) to replace the folder and everything in it"
+            )
+    return OutputClaim(target, _inode(target))
+
+
+def save_tokenizer_folder(tokenizer: Tokenizer, claim: OutputClaim) -> None:
+    """Write all files of ``tokenizer`` and put them at ``claim.target`` in one step.
+
+    Raises :class:`FolderError`, leaving the folder as it was, when something else was
+    saved there since the claim was made (another training finished first).
+    """
+    parent = os.path.dirname(claim.target)
+    os.makedirs(parent, exist_ok=True)
+    staging = tempfile.mkdtemp(prefix=f".{os.path.basename(claim.target)}.partial-", dir=parent)
+    try:
+        write_tokenizer_files(tokenizer, staging)
+        lock = os.open(parent, os.O_RDONLY)
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if _inode(claim.target) != claim.inode:
+                raise FolderError(
+                    f"{claim.target} changed while this tokenizer was being trained (another "
+                    "run saved there first); this result was not saved, the other one is kept"
+                )
+            publish_folder(staging, claim.target)
+        finally:
+            os.close(lock)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def save_tokenizer(tokenizer: Tokenizer, out: str, *, force: bool = False) -> None:
+    """Save ``tokenizer`` as a folder at ``out`` (the one-call form of claim + save)."""
+    save_tokenizer_folder(tokenizer, claim_output_folder(out, force=force))
+
+
+def _read_config(folder: str) -> dict:
+    path = os.path.join(folder, "config.json")
+    if not os.path.exists(path):
+        return {}
+    try:
+        with open(path, encoding="utf-8-sig") as file:
+            config = json.load(file)
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise FolderError(f"{path}: not valid JSON ({error})") from None
+    if not isinstance(config, dict):
+        raise FolderError(f"{path}: expected a JSON object")
+    return config
+
+
+def load_tokenizer_folder(folder: str) -> Tokenizer:
+    """Load a folder written by :func:`save_tokenizer` (or ``bpe-course train``)."""
+    if not os.path.isdir(folder):
+        raise FolderError(f"{folder!r} is not a folder")
+    config = _read_config(folder)
+    config_path = os.path.join(folder, "config.json")
+    specials = config.get("special_tokens", {})
+    if isinstance(specials, dict):
+        specials = list(specials)
+    if not isinstance(specials, list) or not all(isinstance(t, str) for t in specials):
+        raise FolderError(f"{config_path}: special_tokens must be a list of strings")
+    pattern = config.get("pattern_regex")
+    if pattern is None:
+        name = config.get("pattern") or "gpt2"
+        if name not in NAMED_PATTERNS:
+            known = ", ".join(NAMED_PATTERNS)
+            raise FolderError(f"{config_path}: unknown pattern {name!r} (known: {known})")
+        pattern = NAMED_PATTERNS[name]
+    elif not isinstance(pattern, str):
+        raise FolderError(f"{config_path}: pattern_regex must be a string")
+    for name in ("vocab.json", "merges.txt"):
+        if not os.path.exists(os.path.join(folder, name)):
+            raise FolderError(
+                f"{folder} has no {name}; a tokenizer folder holds vocab.json, merges.txt "
+                "and config.json as written by 'bpe-course train'"
+            )
+    tokenizer = Tokenizer.from_files(
+        os.path.join(folder, "vocab.json"), os.path.join(folder, "merges.txt"), specials, pattern
+    )
+    wanted = config.get("special_tokens")
+    if isinstance(wanted, dict) and wanted != tokenizer.special_tokens:
+        raise FolderError(
+            f"{config_path}: special token ids {wanted} do not match vocab.json "
+            f"({tokenizer.special_tokens})"
+        )
+    return tokenizer
