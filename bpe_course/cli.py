@@ -155,7 +155,7 @@ def cmd_train(args: argparse.Namespace) -> int:
 
     try:
         sample = corpus_sample(args.corpus, SUMMARY_SAMPLE_CHARS)
-        ratio = bytes_per_token(tokenizer, sample) if sample else 0.0
+        ratio = bytes_per_token(sample, tokenizer) if sample else 0.0
     except KeyboardInterrupt:
         return fail(f"interrupted the summary; the tokenizer is saved in {args.out}", 130)
     short = "" if len(merges) == wanted else f" (asked for {wanted}: the corpus ran out of pairs)"
