@@ -335,8 +335,8 @@ def html_tokens(text: str, tokenizer: TokenizerLike) -> str:
     caption = f"{index} tokens, {n_bytes} bytes"
     if split:
         caption += (
-            f"; {split} characters lie in tokens that split characters: each is drawn over "
-            "its tokens' bytes (hex), one box per token"
+            f"; {split} characters sit in tokens that cut a character: each is drawn once, "
+            "over one box per token holding the token's bytes in hex"
         )
     return (
         '<div class="bpe-tokens" dir="auto" style="font-family:monospace;white-space:pre-wrap;'

@@ -39,8 +39,9 @@ CHROMIUM_FLAGS = (
     "--disable-extensions",
     "--mute-audio",
     "--hide-scrollbars",
-    # Every host name fails to resolve, so a stray CDN URL fails fast instead of hanging.
-    "--host-resolver-rules=MAP * ~NOTFOUND",
+    # Every host name fails to resolve, so a stray CDN URL fails fast instead of hanging;
+    # only the loopback address stays reachable (a local Jupyter server, for RISE).
+    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
     "--remote-debugging-pipe",
 )
 
