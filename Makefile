@@ -3,6 +3,7 @@
 #   make test  create .venv if needed, install, run ruff, the unit tests and every notebook (nbval)
 #   make slides        one reveal.js deck per notebook in build/slides/, working with no network
 #   make check-slides  open every deck in headless Chromium and fail if a slide overflows
+#   make check-rise    present a notebook live with RISE in headless Chromium, offline
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -12,7 +13,7 @@ NODE_STAMP := slides/node_modules/.installed
 # The slide tests need reveal.js & co. from npm (and Chromium); without them they skip, saying why.
 NPM := $(shell command -v npm 2>/dev/null)
 
-.PHONY: lab test lint unit notebooks bench clean slides check-slides
+.PHONY: lab test lint unit notebooks bench clean slides check-slides check-rise
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -52,6 +53,10 @@ slides: $(STAMP) $(NODE_STAMP)
 
 check-slides: slides
 	$(BIN)/python -m tools.check_slides $(SLIDES_OUT)/*.slides.html
+
+# Live presenting: RISE in JupyterLab, checked in headless Chromium with no network.
+check-rise: $(STAMP)
+	$(BIN)/python -m tools.check_rise notebooks/02_naive_bpe.ipynb
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis build slides/node_modules

@@ -116,10 +116,14 @@ def test_every_notebook_converts(tmp_path):
 
 
 @pytest.fixture(scope="module")
-def browser_ready() -> None:
+def chromium() -> None:
     if find_chromium() is None:
         pytest.skip("Chromium is not installed (Debian: apt-get install chromium); "
-                    "the slide-height check needs a real browser")
+                    "the slide checks need a real browser")
+
+
+@pytest.fixture(scope="module")
+def browser_ready(chromium) -> None:
     if not (build_slides.NODE_MODULES / "reveal.js" / "dist" / "reveal.js").is_file():
         pytest.skip(f"reveal.js is not installed in {build_slides.NODE_MODULES}: "
                     "run `make slides` (it runs npm ci in slides/)")
@@ -164,3 +168,13 @@ def test_the_checker_catches_a_tall_slide_a_wide_line_and_a_cdn(browser_ready, t
     assert any("requested from the network: https://cdn.invalid" in p for p in report.problems)
     assert not report.ok
     assert "<-- overflows" in report.table()
+
+
+def test_rise_presents_a_notebook_live_and_offline(chromium):
+    pytest.importorskip("jupyterlab_rise", reason="jupyterlab-rise is not installed")
+    from tools.check_rise import DEFAULT_NOTEBOOK, check_rise
+
+    report = check_rise(DEFAULT_NOTEBOOK)
+    assert report.slides > 10
+    assert report.ran_cell
+    assert not report.problems, report.problems  # e.g. a theme that imports web fonts
