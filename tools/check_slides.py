@@ -179,7 +179,7 @@ def check_deck(page: Page, deck: Path, screenshots: Path | None = None) -> DeckR
                 "([n]) => n.endsWith('/dist/reveal.js'))[1]; "
                 f"R.slide({slide.h}, {slide.v}, {slide.fragments - 1}); "
                 # let the fragments' fade-in finish before the picture
-                "return new Promise(ok => setTimeout(() => ok(true), 400)); }})()"
+                "return new Promise(ok => setTimeout(() => ok(true), 400)); })()"
             )
             name = f"{deck.name.split('.')[0]}-{slide.h:02d}-{slide.v:02d}.png"
             page.screenshot(screenshots / name)
