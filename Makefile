@@ -4,6 +4,7 @@
 #   make slides        one reveal.js deck per notebook in build/slides/, working with no network
 #   make check-slides  open every deck in headless Chromium and fail if a slide overflows
 #   make check-rise    present a notebook live with RISE in headless Chromium, offline
+#   make grade SUBMISSIONS=dir   run learners' notebooks; right / wrong / not written per exercise
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -13,7 +14,7 @@ NODE_STAMP := slides/node_modules/.installed
 # The slide tests need reveal.js & co. from npm (and Chromium); without them they skip, saying why.
 NPM := $(shell command -v npm 2>/dev/null)
 
-.PHONY: lab test lint unit notebooks bench clean slides check-slides check-rise
+.PHONY: lab test lint unit notebooks bench clean slides check-slides check-rise grade
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -53,6 +54,11 @@ slides: $(STAMP) $(NODE_STAMP)
 
 check-slides: slides
 	$(BIN)/python -m tools.check_slides $(SLIDES_OUT)/*.slides.html
+
+# Grade a class: every learner's notebook under SUBMISSIONS, one row per exercise.
+SUBMISSIONS ?= submissions
+grade: $(STAMP)
+	$(BIN)/python -m tools.grade $(SUBMISSIONS)
 
 # Live presenting: RISE in JupyterLab, checked in headless Chromium with no network.
 check-rise: $(STAMP)
