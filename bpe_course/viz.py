@@ -39,6 +39,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import regex
 
+from .naive import merge_ranks
+
 #: Background colours for HTML tokens, used in turn so neighbours always differ.
 HTML_COLOURS = ("#cfe8ff", "#ffe3b3", "#d4f5d0", "#f9d2e6", "#e4dcff", "#fff5b0")
 
@@ -422,14 +424,14 @@ def bytes_per_token(text: str, tokenizer: TokenizerLike) -> float:
     return len(text.encode("utf-8")) / n_tokens
 
 
-def merge_ranks(tokenizer: TrainedTokenizer) -> dict[bytes, int]:
+def merged_token_ranks(tokenizer: TrainedTokenizer) -> dict[bytes, int]:
     """``{token bytes: merge rank}`` for every token made by a merge (rank 0 = learned first).
 
-    Keyed by bytes, which is what a merge makes; a token's bytes come from
-    ``decode_single_token_bytes``.
+    Keyed by the bytes a merge makes (two merges can make the same bytes: the first counts),
+    so a token id is looked up through ``decode_single_token_bytes``.
     """
     ranks: dict[bytes, int] = {}
-    for rank, (left, right) in enumerate(tokenizer.merges):
+    for (left, right), rank in sorted(merge_ranks(tokenizer.merges).items(), key=lambda kv: kv[1]):
         ranks.setdefault(left + right, rank)
     return ranks
 
@@ -514,7 +516,7 @@ def plot_merge_rank_histogram(text: str, tokenizer: TrainedTokenizer, *, bins: i
     says how many of those were used.
     """
     _check_text(text, "plot_merge_rank_histogram")
-    ranks = merge_ranks(tokenizer)
+    ranks = merged_token_ranks(tokenizer)
     special = special_token_ids(tokenizer)
     used = Counter(tokenizer.encode(text, allowed_special="all"))
     merged: Counter[int] = Counter()

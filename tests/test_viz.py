@@ -29,7 +29,7 @@ from bpe_course.viz import (  # noqa: E402
     bytes_per_token,
     characters_of,
     html_tokens,
-    merge_ranks,
+    merged_token_ranks,
     plot_bytes_per_token,
     plot_merge_rank_histogram,
     plot_tokens_per_language,
@@ -309,11 +309,15 @@ def test_bytes_per_token(small):
         bytes_per_token("", small)
 
 
-def test_merge_ranks(small):
-    ranks = merge_ranks(small)
+def test_merged_token_ranks(small):
+    ranks = merged_token_ranks(small)
     assert sorted(ranks.values()) == list(range(len(small.merges)))
     first = small.merges[0]
     assert ranks[first[0] + first[1]] == 0
+    # Two merges that make the same bytes: the earlier rank counts.
+    same = Tokenizer({**{i: bytes([i]) for i in range(256)}, 256: b"ab", 257: b"bc",
+                      258: b"abc"}, [(b"a", b"b"), (b"b", b"c"), (b"ab", b"c"), (b"a", b"bc")])
+    assert merged_token_ranks(same) == {b"ab": 0, b"bc": 1, b"abc": 2}
 
 
 @given(st.lists(st.sampled_from(FRAGMENTS), max_size=20).map("".join))
