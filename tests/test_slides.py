@@ -67,6 +67,14 @@ def test_hide_input_on_slides_keeps_the_output_only():
     assert "the plot&#39;s caption" in page or "the plot's caption" in page
 
 
+def test_consecutive_prints_are_one_block():
+    printing = cell("code", "print(1); print(2)")
+    printing.outputs = [new_output("stream", name="stdout", text="first line\n"),
+                        new_output("stream", name="stdout", text="second line\n")]
+    page = export(new_notebook(cells=[cell("markdown", "# T", "slide"), printing]))
+    assert re.search(r"<pre>first line\nsecond line\n</pre>", page), page[-3000:]
+
+
 def test_widgets_are_drawn_from_their_text_and_need_no_cdn():
     bar = cell("code", "for _ in tqdm(range(3)): pass")
     bar.outputs = [new_output("display_data", data={
@@ -110,6 +118,7 @@ def test_every_notebook_converts(tmp_path):
         deck = build_slides.build_deck(notebook, tmp_path)
         page = deck.read_text(encoding="utf-8")
         assert sections(page) > 3, notebook
+        assert "NBVAL_" not in page, f"{notebook.name}: nbval markers belong in cell tags"
 
 
 # In a browser ----------------------------------------------------------------------------

@@ -155,6 +155,8 @@ def exporter() -> SlidesExporter:
     config.SlidesExporter.exclude_input_prompt = True
     config.SlidesExporter.exclude_output_prompt = True
     config.SlidesExporter.preprocessors = [CourseSlidesPreprocessor]
+    # Consecutive prints arrive as separate outputs; one block each would waste height.
+    config.CoalesceStreamsPreprocessor.enabled = True
     return SlidesExporter(
         config=config,
         extra_template_basedirs=[str(SLIDES_SOURCE)],
