@@ -99,6 +99,12 @@ def test_every_script_and_stylesheet_is_local():
     assert "https://" not in "".join(re.findall(r"<script[^>]*>", page))
 
 
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda path: path.stem)
+def test_rise_uses_a_theme_whose_fonts_ship_with_it(notebook):
+    # RISE's default theme ("simple") imports web fonts; offline they never arrive.
+    assert nbformat.read(notebook, as_version=4).metadata.get("rise", {}).get("theme") == "white"
+
+
 def test_a_mermaid_diagram_is_refused_with_the_cell_number():
     nb = new_notebook(cells=[
         cell("markdown", "# T", "slide"),
