@@ -143,7 +143,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     tokenizer = Tokenizer(vocab, merges, specials, pattern)
     save_tokenizer_folder(tokenizer, args.claim)  # from here on errors say it is saved
     sample = corpus_head(args.corpus, SUMMARY_SAMPLE_BYTES)
-    ratio = bytes_per_token(tokenizer, sample) if sample else 0.0
+    ratio = bytes_per_token(sample, tokenizer) if sample else 0.0
     short = "" if len(merges) == wanted else f" (asked for {wanted}: the corpus ran out of pairs)"
     sampled = sum(os.path.getsize(path) for path in args.corpus) > SUMMARY_SAMPLE_BYTES
     which = "the corpus's first 1 MB" if sampled else "the corpus"
