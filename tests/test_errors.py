@@ -8,6 +8,7 @@ import json
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from bpe_course import (
@@ -185,8 +186,54 @@ def test_decode_of_an_unknown_id_names_it():
         tokenizer.decode([104, 105, 999])
     with pytest.raises(ValueError, match="unknown token id -1"):
         tokenizer.decode([-1])
-    with pytest.raises(ValueError, match="unknown token id 'a'"):
+    with pytest.raises(KeyError, match="unknown token id 256"):  # tiktoken raises KeyError
+        tokenizer.decode_single_token_bytes(256)
+    with pytest.raises(TypeError, match="id 0 is 'a' \\(str\\)"):
         tokenizer.decode_bytes(["a"])
+
+
+def test_decode_names_the_unknown_id_among_numpy_ids(gpt2_tokenizer):
+    # It used to name the valid 15496: a NumPy integer is not an ``int``.
+    with pytest.raises(ValueError, match=r"unknown token id 99999999\b") as caught:
+        gpt2_tokenizer.decode(np.array([15496, 99999999]))
+    assert "15496" not in str(caught.value)
+    for method in (gpt2_tokenizer.decode_tokens_bytes, gpt2_tokenizer.decode_with_offsets):
+        with pytest.raises(KeyError, match="99999999"):
+            method(np.array([15496, 99999999]))
+    # NumPy integers are ids like any other.
+    assert gpt2_tokenizer.decode(np.array([15496, 995])) == "Hello world"
+    assert gpt2_tokenizer.decode([np.int64(15496), np.uint16(995)]) == "Hello world"
+    assert gpt2_tokenizer.decode_single_token_bytes(np.int32(15496)) == b"Hello"
+
+
+@pytest.mark.parametrize(
+    "bad", [15496.0, True, False, "15496", None, np.float64(1.0), np.bool_(True), 1 + 0j]
+)
+def test_decode_refuses_ids_that_are_not_integers(gpt2_tokenizer, bad):
+    # 15496.0 and True used to decode (as 15496 and 1): a float or a bool is not an id.
+    tokenizer = gpt2_tokenizer
+    methods = [
+        tokenizer.decode,
+        tokenizer.decode_bytes,
+        tokenizer.decode_tokens_bytes,
+        tokenizer.decode_with_offsets,
+    ]
+    message = f"token ids are integers, but id 1 is {re.escape(repr(bad))}"
+    for method in methods:
+        with pytest.raises(TypeError, match=message):
+            method([15496, bad])
+    with pytest.raises(TypeError, match="token ids are integers"):
+        tokenizer.decode_single_token_bytes(bad)
+
+
+def test_decode_needs_a_sequence_and_a_known_error_handler(gpt2_tokenizer):
+    with pytest.raises(TypeError, match="a sequence of token ids, got int 15496"):
+        gpt2_tokenizer.decode(15496)
+    with pytest.raises(LookupError, match="bogus"):  # before any invalid byte shows up
+        gpt2_tokenizer.decode([15496], errors="bogus")
+    with pytest.raises(UnicodeDecodeError):
+        gpt2_tokenizer.decode([47249], errors="strict")  # the first half of 😀
+    assert gpt2_tokenizer.decode([47249]) == "\ufffd"
 
 
 def test_encode_needs_text():
@@ -350,6 +397,7 @@ def test_ranks_that_cannot_be_merges_are_refused():
 
 
 # Reported in issue 10 (each failed before its fix) ------------------------------------
+
 
 @pytest.mark.parametrize("trainer", TRAINERS)
 @pytest.mark.parametrize("processes", ["2", 2.0, True])
