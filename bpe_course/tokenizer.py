@@ -370,20 +370,19 @@ class Tokenizer:
         """The chunks of a stream, checked for strings and disallowed special tokens (also
         those cut by a chunk boundary), with surrogates replaced as :meth:`encode` does."""
         finder = self._special_regex(disallowed)
-        reach = max(map(len, disallowed), default=1) - 1
+        longest = max(map(len, disallowed), default=0)
         seen, held = "", ""
         for chunk in iterable:
             if not isinstance(chunk, str):
                 raise TypeError(f"encode_iterable expects strings, got {type(chunk).__name__}")
             if finder is not None:
-                window = seen + chunk
-                if match := finder.search(window):
-                    raise DisallowedSpecialError(match.group())
-                seen = window[len(window) - reach :] if reach else ""
+                seen = refuse_disallowed(finder, seen + chunk, longest, final=False)
             text = held + chunk
             # A high surrogate at the end may pair with a low one at the start of the next.
             held = text[-1:] if text and "\ud800" <= text[-1] <= "\udbff" else ""
             yield replace_lone_surrogates(text[: len(text) - len(held)])
+        if finder is not None:
+            refuse_disallowed(finder, seen, longest, final=True)
         yield replace_lone_surrogates(held)
 
     def _restricted_to(self, allowed: frozenset[str]) -> Tokenizer:
@@ -736,6 +735,21 @@ def _token_id(value: object, position: int) -> int:
     raise TypeError(
         f"token ids are integers, but id {position} is {value!r} ({type(value).__name__})"
     )
+
+
+def refuse_disallowed(
+    finder: regex.Pattern[str], window: str, longest: int, *, final: bool
+) -> str:
+    """Raise :class:`DisallowedSpecialError` for the first disallowed special token in
+    ``window`` that more text could not turn into a longer one; return the tail to keep.
+
+    A match that starts within the last ``longest - 1`` characters waits for the next chunk
+    (``final=False``), so a stream names the same token as a search of the whole text.
+    """
+    match = finder.search(window)
+    if match and (final or match.start() + longest <= len(window)):
+        raise DisallowedSpecialError(match.group())
+    return window[max(0, len(window) - longest + 1) :]
 
 
 def _checked_ids(ids: Iterable[int]) -> list[int]:
