@@ -238,14 +238,9 @@ class Tokenizer:
         with ``surrogateescape``) is encoded as U+FFFD, after surrogate pairs are joined into
         the characters they stand for, as tiktoken does.
         """
-        text = _checked_text(text, "encode")
-        finder = self._finder_for(allowed_special, disallowed_special, text)
-        text = replace_lone_surrogates(text)
+        parts = self._special_split(text, allowed_special, disallowed_special, "encode")
         ids: list[int] = []
-        if finder is None:
-            self._encode_ordinary(text, ids)
-            return ids
-        for index, part in enumerate(finder.split(text)):
+        for index, part in enumerate(parts):
             if index % 2:
                 ids.append(self.special_tokens[part])
             elif part:
@@ -266,10 +261,7 @@ class Tokenizer:
         were learned. Slow (it rescans a pretoken after every merge), and the definition the
         fast path is tested against.
         """
-        text = _checked_text(text, "encode_naive")
-        finder = self._finder_for(allowed_special, disallowed_special, text)
-        text = replace_lone_surrogates(text)
-        parts = [text] if finder is None else finder.split(text)
+        parts = self._special_split(text, allowed_special, disallowed_special, "encode_naive")
         ranks = merge_ranks(self.merges)
         ids: list[int] = []
         for index, part in enumerate(parts):
@@ -316,8 +308,7 @@ class Tokenizer:
         finder = self._special_regex(disallowed)
         if finder is not None:
             for text in texts:
-                if match := finder.search(text):
-                    raise DisallowedSpecialError(match.group())
+                refuse_disallowed(finder, text, 0, final=True)
         options = {"allowed_special": allowed, "disallowed_special": ()}
         return self._map_batch(texts, "encode", options, num_processes or num_threads)
 
@@ -412,19 +403,24 @@ class Tokenizer:
                 parts, size = [rest], len(rest)
         yield from self.encode("".join(parts))
 
-    def _finder_for(
+    def _special_split(
         self,
+        text: str,
         allowed_special: AllowedSpecial,
         disallowed_special: DisallowedSpecial,
-        text: str,
-    ) -> regex.Pattern[str] | None:
-        """The regex that cuts the allowed special tokens out of ``text`` (None: nothing to
-        cut), after raising :class:`DisallowedSpecialError` for a disallowed one in it."""
+        method: str,
+    ) -> list[str]:
+        """``text`` cut around its allowed special tokens: plain text at even positions,
+        special tokens at odd ones. A disallowed special token in it raises
+        :class:`DisallowedSpecialError` first; then surrogates are replaced, as tiktoken does."""
+        text = _checked_text(text, method)
         allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
-        finder = self._special_regex(disallowed)
-        if finder is not None and (match := finder.search(text)):
-            raise DisallowedSpecialError(match.group())
-        return self._special_regex(allowed)
+        refuse = self._special_regex(disallowed)
+        if refuse is not None:
+            refuse_disallowed(refuse, text, 0, final=True)
+        text = replace_lone_surrogates(text)
+        finder = self._special_regex(allowed)
+        return [text] if finder is None else finder.split(text)
 
     def _special_sets(
         self, allowed_special: AllowedSpecial, disallowed_special: DisallowedSpecial
