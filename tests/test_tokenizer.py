@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import io
+import os
 import re
+import signal
+import subprocess
+import sys
+import time
 
 import pytest
 from hypothesis import given
@@ -477,3 +482,44 @@ def test_even_slices_cover_every_text_once():
                 range(len(sizes))
             )
             assert len(slices) <= max(parts, 1)
+
+
+#: A batch big enough to keep two workers busy for a while, then a report of how it ended.
+BATCH_CHILD = """
+import signal, sys
+signal.signal(signal.SIGINT, signal.default_int_handler)  # a background job starts ignoring it
+from bpe_course import Tokenizer, tokenizer
+from bpe_course.utf8 import byte_vocab
+tokenizer.BATCH_PARALLEL_CHARS = 0
+texts = ["the quick brown fox jumps over the lazy dog " * 200] * 4000
+try:
+    Tokenizer(byte_vocab(), []).encode_batch(texts, num_processes=2)
+    print("finished")
+except KeyboardInterrupt:
+    print("interrupted")
+"""
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGINT") or os.name != "posix", reason="POSIX signals")
+def test_ctrl_c_during_a_parallel_batch_stops_every_worker():
+    # Its own process group, so that the signal goes to every process in it, as Ctrl-C in a
+    # terminal does: the workers must ignore it and leave stopping to the main process.
+    child = subprocess.Popen(
+        [sys.executable, "-c", BATCH_CHILD],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    workers: list[str] = []
+    deadline = time.monotonic() + 60
+    while len(workers) < 2 and time.monotonic() < deadline and child.poll() is None:
+        time.sleep(0.05)
+        listing = subprocess.run(["pgrep", "-P", str(child.pid)], capture_output=True, text=True)
+        workers = listing.stdout.split()
+    assert len(workers) == 2, "the batch never started its two workers"
+    os.killpg(child.pid, signal.SIGINT)
+    out, err = child.communicate(timeout=60)
+    assert out.decode().strip() == "interrupted"
+    assert err.decode() == ""  # no traceback from the workers either
+    time.sleep(0.5)
+    assert all(not os.path.exists(f"/proc/{pid}") for pid in workers)
