@@ -456,7 +456,10 @@ class Tokenizer:
                 f"{argument} must be 'all' or a collection of special tokens, "
                 f"got {type(tokens).__name__}"
             )
-        named = frozenset(tokens)
+        try:
+            named = frozenset(tokens)
+        except TypeError:  # an unhashable member, such as a list
+            raise TypeError(f"{argument} must hold strings, got {tokens!r:.80}") from None
         for token in named:
             if not isinstance(token, str):
                 raise TypeError(f"{argument} must hold strings, got {token!r}")

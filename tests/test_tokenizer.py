@@ -201,6 +201,7 @@ def test_allowed_special_may_be_any_collection_even_an_iterator():
         ("some", ValueError, "allowed_special must be 'all' or a collection"),
         (5, TypeError, "got int"),
         ([b"<pad>"], TypeError, "must hold strings, got b'<pad>'"),
+        ([["<pad>"]], TypeError, r"must hold strings, got \[\['<pad>'\]\]"),
         (["<pda>"], ValueError, r"names \['<pda>'\], which are not special tokens"),
     ],
 )
