@@ -11,21 +11,18 @@ from __future__ import annotations
 
 import codecs
 import copy
-import multiprocessing
 import operator
 import os
 import sys
-from array import array
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
-from itertools import accumulate
 from typing import Any, Literal
 
 import regex
 
 from . import export
-from .base import ENDOFTEXT, check_num_processes, check_special_tokens
+from .base import ENDOFTEXT, check_special_tokens
+from .batches import map_texts
 from .files import read_merge_lines, read_vocab_json, write_merges_txt, write_vocab_json
-from .interrupts import worker_ignores_ctrl_c
 from .naive import encode_naive, merge_ranks
 from .pretokenize import GPT2_PATTERN, compile_pattern, special_token_regex
 from .utf8 import replace_lone_surrogates
@@ -42,16 +39,6 @@ STREAM_MARGIN = 16
 
 #: The rank of a pair that no merge joins: larger than any real rank.
 NO_MERGE = sys.maxsize
-
-#: A batch with fewer characters than this is encoded in this process. Measured on 2 cores
-#: (CPU time of this process and of two forked workers, texts of 2-20 kB): forking, cold
-#: caches in the workers and the trip back of the ids cost about what the second core saves
-#: at 1 MB, and two workers win from about 2 MB (1.1-1.3x; 1.2-1.5x at 4 MB).
-BATCH_PARALLEL_CHARS = 2 << 20
-
-#: ``encode_batch`` cuts a batch into about this many tasks per worker process, so that no
-#: worker idles while another finishes a long last task.
-TASKS_PER_WORKER = 4
 
 #: Which special tokens ``encode`` turns into their ids: ``"all"`` or a collection of them.
 AllowedSpecial = Literal["all"] | Collection[str]
@@ -299,9 +286,10 @@ class Tokenizer:
         Python threads would take turns (the GIL lets one run Python at a time), so a big
         batch goes to ``num_processes`` worker processes instead (default: every core;
         ``num_threads``, tiktoken's name, is taken to mean the same). A batch of fewer than
-        :data:`BATCH_PARALLEL_CHARS` characters is encoded here: starting the workers
+        ``BATCH_PARALLEL_CHARS`` characters is encoded here: starting the workers
         would cost more. Workers are forked, so they start with this tokenizer already
-        built; where ``fork`` is not available the batch is encoded here.
+        built; where ``fork`` is not available the batch is encoded here
+        (:mod:`bpe_course.batches` has the details and the measurements).
         """
         texts = _checked_texts(texts, "encode_batch")
         allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
@@ -310,7 +298,7 @@ class Tokenizer:
             for text in texts:
                 refuse_disallowed(finder, text, 0, final=True)
         options = {"allowed_special": allowed, "disallowed_special": ()}
-        return self._map_batch(texts, "encode", options, num_processes or num_threads)
+        return map_texts(self, "encode", texts, options, num_processes or num_threads)
 
     def encode_ordinary_batch(
         self,
@@ -321,22 +309,7 @@ class Tokenizer:
     ) -> list[list[int]]:
         """``[encode_ordinary(text) for text in texts]``, in parallel as :meth:`encode_batch`."""
         texts = _checked_texts(texts, "encode_ordinary_batch")
-        return self._map_batch(texts, "encode_ordinary", {}, num_processes or num_threads)
-
-    def _map_batch(
-        self, texts: list[str], method: str, options: dict[str, Any], num_processes: int | None
-    ) -> list[list[int]]:
-        """Run ``method(text, **options)`` on every text, here or in forked workers."""
-        workers = batch_workers(texts, num_processes)
-        if workers == 1:
-            encode = getattr(self, method)
-            return [encode(text, **options) for text in texts]
-        tasks = even_slices([len(text) for text in texts], workers * TASKS_PER_WORKER)
-        context = multiprocessing.get_context("fork")
-        setup = (self, texts, method, options)
-        with context.Pool(workers, initializer=_start_batch_worker, initargs=setup) as pool:
-            packed = pool.map(_encode_batch_slice, tasks)
-        return [ids for data, lengths in packed for ids in unpack_ids(data, lengths)]
+        return map_texts(self, "encode_ordinary", texts, {}, num_processes or num_threads)
 
     def encode_iterable(
         self,
@@ -759,78 +732,3 @@ def _checked_ids(ids: Iterable[int]) -> list[int]:
     if set(map(type, ids)) <= {int}:  # the usual case, checked at C speed
         return ids
     return [_token_id(value, position) for position, value in enumerate(ids)]
-
-
-def batch_workers(texts: Sequence[str], num_processes: int | None) -> int:
-    """How many processes should encode this batch: 1 (this one) unless it is big enough
-    to repay starting workers, there are several texts and cores, and ``fork`` exists."""
-    wanted = check_num_processes(num_processes) or os.cpu_count() or 1
-    if (
-        wanted == 1
-        or len(texts) < 2
-        or sum(map(len, texts)) < BATCH_PARALLEL_CHARS
-        or "fork" not in multiprocessing.get_all_start_methods()
-    ):
-        return 1
-    return min(wanted, len(texts))
-
-
-def even_slices(sizes: Sequence[int], parts: int) -> list[tuple[int, int]]:
-    """Cut ``range(len(sizes))`` into at most ``parts`` runs of about equal total size.
-
-    >>> even_slices([5, 1, 1, 1, 1, 1], 2)
-    [(0, 1), (1, 6)]
-    """
-    total = sum(sizes)
-    slices, start, running = [], 0, 0
-    for index, size in enumerate(sizes):
-        running += size
-        cut = len(slices) + 1
-        if cut < parts and running * parts >= cut * total and index + 1 < len(sizes):
-            slices.append((start, index + 1))
-            start = index + 1
-    slices.append((start, len(sizes)))
-    return slices
-
-
-#: What a batch worker encodes: (tokenizer, texts, method name, keyword arguments).
-_batch: tuple[Tokenizer, list[str], str, dict[str, Any]] | None = None
-
-
-def _start_batch_worker(
-    tokenizer: Tokenizer, texts: list[str], method: str, options: dict[str, Any]
-) -> None:
-    """Pool initializer. The pool forks, so the arguments arrive without being pickled."""
-    global _batch
-    worker_ignores_ctrl_c()
-    _batch = (tokenizer, texts, method, options)
-
-
-def _encode_batch_slice(bounds: tuple[int, int]) -> tuple[bytes, list[int]]:
-    """Encode ``texts[start:end]`` in a worker; the ids go back packed (see :func:`pack_ids`)."""
-    assert _batch is not None, "_start_batch_worker runs first"
-    tokenizer, texts, method, options = _batch
-    encode = getattr(tokenizer, method)
-    return pack_ids([encode(text, **options) for text in texts[bounds[0] : bounds[1]]])
-
-
-def pack_ids(lists: list[list[int]]) -> tuple[bytes, list[int]]:
-    """Lists of ids as one block of 8-byte integers and the length of each list.
-
-    Results come back from a worker pickled; a block of bytes pickles and unpickles as one
-    copy, where a list of lists costs a step per id on both sides.
-
-    >>> unpack_ids(*pack_ids([[1, 2], [], [70000]]))
-    [[1, 2], [], [70000]]
-    """
-    flat = array("q")
-    for ids in lists:
-        flat.extend(ids)
-    return flat.tobytes(), [len(ids) for ids in lists]
-
-
-def unpack_ids(data: bytes, lengths: list[int]) -> list[list[int]]:
-    """The lists of ids that :func:`pack_ids` packed."""
-    flat = array("q")
-    flat.frombytes(data)
-    return [flat[end - length : end].tolist() for end, length in zip(accumulate(lengths), lengths)]

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from strategies import ENDOFTEXT, raw_text, split_points, tiktoken_text
 from test_openai import HAND_PICKED
 
+from bpe_course import batches
 from bpe_course import tokenizer as tokenizer_module
 from bpe_course.tokenizer import SPECIAL_POLICIES, DisallowedSpecialError
 
@@ -146,7 +147,7 @@ def test_default_differs_from_tiktoken(pair, name):
 def test_batches_match_tiktoken(pair, name, parallel, monkeypatch):
     ours, theirs = pair[name]
     if parallel:
-        monkeypatch.setattr(tokenizer_module, "BATCH_PARALLEL_CHARS", 0)
+        monkeypatch.setattr(batches, "BATCH_PARALLEL_CHARS", 0)
     texts = HAND_PICKED[:40]
     assert ours.encode_ordinary_batch(texts, num_threads=2) == theirs.encode_ordinary_batch(
         texts, num_threads=2

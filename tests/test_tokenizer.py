@@ -15,7 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from strategies import ENDOFTEXT, any_text, nasty_text, special_text, split_points
 
-from bpe_course import GPT2_PATTERN, Tokenizer
+from bpe_course import GPT2_PATTERN, Tokenizer, batches
 from bpe_course import tokenizer as tokenizer_module
 from bpe_course.data import english_prose
 from bpe_course.tokenizer import SPECIAL_POLICIES, DisallowedSpecialError
@@ -448,7 +448,7 @@ def test_batches_give_the_ids_of_one_call_per_text(tokenizers, name, monkeypatch
     assert tokenizer.encode_batch(texts) == expected
     assert tokenizer.encode_ordinary_batch(iter(texts)) == ordinary
     assert pool_spy == []  # a small batch is encoded here
-    monkeypatch.setattr(tokenizer_module, "BATCH_PARALLEL_CHARS", 0)
+    monkeypatch.setattr(batches, "BATCH_PARALLEL_CHARS", 0)
     assert tokenizer.encode_batch(texts, num_processes=2) == expected
     assert tokenizer.encode_ordinary_batch(texts, num_threads=2) == ordinary
     assert pool_spy == [2, 2]
@@ -463,7 +463,7 @@ def test_batches_give_the_ids_of_one_call_per_text(tokenizers, name, monkeypatch
 
 
 def test_batch_errors_are_clear(trained_tokenizer, monkeypatch, pool_spy):
-    monkeypatch.setattr(tokenizer_module, "BATCH_PARALLEL_CHARS", 0)
+    monkeypatch.setattr(batches, "BATCH_PARALLEL_CHARS", 0)
     with pytest.raises(DisallowedSpecialError, match="<pad>"):
         trained_tokenizer.encode_batch(["fine", "x<pad>"], allowed_special=set())
     with pytest.raises(TypeError, match="expects a list of strings, got str"):
@@ -478,7 +478,7 @@ def test_batch_errors_are_clear(trained_tokenizer, monkeypatch, pool_spy):
 def test_even_slices_cover_every_text_once():
     for sizes in ([], [0], [1] * 10, [100, 1, 1, 1], [1, 1, 1, 100], [0, 0, 5, 0]):
         for parts in (1, 2, 3, 8):
-            slices = tokenizer_module.even_slices(sizes, parts)
+            slices = batches.even_slices(sizes, parts)
             assert [i for start, end in slices for i in range(start, end)] == list(
                 range(len(sizes))
             )
@@ -489,9 +489,9 @@ def test_even_slices_cover_every_text_once():
 BATCH_CHILD = """
 import signal, sys
 signal.signal(signal.SIGINT, signal.default_int_handler)  # a background job starts ignoring it
-from bpe_course import Tokenizer, tokenizer
+from bpe_course import Tokenizer, batches
 from bpe_course.utf8 import byte_vocab
-tokenizer.BATCH_PARALLEL_CHARS = 0
+batches.BATCH_PARALLEL_CHARS = 0
 texts = ["the quick brown fox jumps over the lazy dog " * 200] * 4000
 try:
     Tokenizer(byte_vocab(), []).encode_batch(texts, num_processes=2)
