@@ -22,10 +22,13 @@ from .base import check_num_processes
 from .interrupts import worker_ignores_ctrl_c
 
 #: A batch with fewer characters than this is encoded in this process. Measured on 2 cores
-#: (CPU time of this process and of two forked workers, texts of 2-20 kB): forking, cold
-#: caches in the workers and the trip back of the ids cost about what the second core saves
-#: at 1 MB, and two workers win from about 2 MB (1.1-1.3x; 1.2-1.5x at 4 MB).
-BATCH_PARALLEL_CHARS = 2 << 20
+#: (texts of 2-20 kB, gpt2 and o200k_base): counting the CPU time of this process and of two
+#: forked workers, forking, the workers' cold caches and the trip back of the ids cost about
+#: what the second core saves at 1 MB, and two workers would win 1.1-1.3x at 2 MB and
+#: 1.2-1.5x at 4 MB on an idle machine. On the shared machine itself (load average 2.3 to 8,
+#: so no core was idle) two workers lost in wall-clock time up to 4 MB (0.5-0.8x) and won
+#: 1.1-1.2x only from 8 MB, with gpt2. So: 4 MB, where an idle core surely pays.
+BATCH_PARALLEL_CHARS = 4 << 20
 
 #: ``encode_batch`` cuts a batch into about this many tasks per worker process, so that no
 #: worker idles while another finishes a long last task.
