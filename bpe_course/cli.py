@@ -44,7 +44,7 @@ from .folder import (
 )
 from .interrupts import Interrupted, ignore_stop_signals, stop_signals_raise
 from .pretokenize import NAMED_PATTERNS
-from .tokenizer import Tokenizer
+from .tokenizer import SPECIAL_POLICIES, DisallowedSpecialError, Tokenizer
 from .utf8 import InvalidUtf8Error, argument_text, iter_utf8, printable, write_utf8
 from .viz import ansi_tokens, bytes_per_token
 
@@ -75,11 +75,6 @@ def checked(label: str, check: Callable[..., T], *args: object) -> T:
         return check(*args)
     except (OSError, ValueError, TypeError) as error:
         raise UsageError(f"{label}{error}") from None
-
-
-def typed(value: str, option: str) -> str:
-    """The UTF-8 text the user typed for ``option`` (see :func:`argument_text`)."""
-    return checked(f"{option}: ", argument_text, value)
 
 
 @contextmanager
@@ -125,8 +120,8 @@ def cmd_train(args: argparse.Namespace) -> int:
 
     # Everything that can be checked is checked before the corpus is read.
     pattern = NAMED_PATTERNS[args.pattern]
-    typed_specials = [typed(token, "--special-tokens") for token in args.special_tokens]
-    specials = checked("--special-tokens: ", check_special_tokens, typed_specials)
+    specials = [checked("--special-tokens: ", argument_text, t) for t in args.special_tokens]
+    specials = checked("--special-tokens: ", check_special_tokens, specials)
     wanted = checked("--vocab-size: ", merges_to_learn, args.vocab_size, specials)
     checked("", corpus_paths, args.corpus)
     checked("--processes: ", check_num_processes, args.processes)
@@ -157,7 +152,8 @@ def cmd_encode(args: argparse.Namespace) -> int:
     tokenizer = load_tokenizer(args.tokenizer)
     count, batch = 0, []
     with open_input(args.file) as (stream, name):
-        for token_id in tokenizer.encode_iterable(iter_utf8(stream, name)):
+        ids = tokenizer.encode_iterable(iter_utf8(stream, name), **SPECIAL_POLICIES[args.special])
+        for token_id in ids:
             count += 1
             if not args.count:
                 batch.append(str(token_id))
@@ -185,12 +181,15 @@ def cmd_show(args: argparse.Namespace) -> int:
     tokenizer = load_tokenizer(args.tokenizer)
     if args.text is not None and args.file is not None:
         raise UsageError("give a FILE or --text, not both")
-    text = typed(args.text, "--text") if args.text is not None else read_text(args.file)
+    if args.text is not None:  # its bytes, read as UTF-8 whatever the locale says
+        text = checked("--text: ", argument_text, args.text)
+    else:
+        text = read_text(args.file)
     coloured = ansi_tokens(text, tokenizer)
     n_tokens = len(tokenizer.encode(text))
     write_utf8(sys.stdout, coloured + ("" if coloured.endswith("\n") else "\n"))
-    print(f"{n_tokens} tokens, {len(text.encode('utf-8', errors='replace'))} bytes",
-          file=sys.stderr)
+    n_bytes = len(text.encode())  # both ways of reading it refused what is not UTF-8
+    print(f"{n_tokens} tokens, {n_bytes} bytes", file=sys.stderr)
     return 0
 
 
@@ -222,6 +221,8 @@ def build_parser() -> argparse.ArgumentParser:
     encode.add_argument("--tokenizer", required=True, metavar="DIR", help=tokenizer_help)
     encode.add_argument("file", nargs="?", metavar="FILE", help="UTF-8 text (default: stdin)")
     encode.add_argument("--count", action="store_true", help="print only the number of tokens")
+    encode.add_argument("--special", choices=list(SPECIAL_POLICIES), default="all",
+                        help="special tokens in the text: ids (all), text (none) or an error")
     encode.set_defaults(run=cmd_encode)
 
     decode = commands.add_parser("decode", help="print the text of token ids")
@@ -266,18 +267,16 @@ def run(args: argparse.Namespace) -> int:
         code = error.exit_code if isinstance(error, Interrupted) else 130
         nothing = "; nothing was written" if args.command == "train" else ""
         return fail(f"interrupted{saved_note(args) or nothing}", code)
-    except BrokenPipeError:
-        # The reader went away (e.g. `| head`): stop quietly, as Unix tools do, and point
-        # stdout at /dev/null so Python's final flush does not complain either.
+    except BrokenPipeError:  # `| head`: stop quietly; /dev/null takes Python's last flush
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
+    except DisallowedSpecialError as error:  # its message names Python arguments, not options
+        return fail(f"the input holds {error.token!r}: use --special all (an id) or none (text)", 1)
     except InvalidUtf8Error as error:
         # Its own message suggests errors='replace', which is Python API advice.
         where = f"{error.source}: not valid UTF-8 at byte offset {error.offset}"
         return fail(f"{where} ({error.reason}); the input must be UTF-8 text", 1)
-    except (ValueError, OSError) as error:
-        # Unknown ids, broken tokenizer files, unreadable files, a full disk: the package
-        # raises each with a message that names the problem and the file.
+    except (ValueError, OSError) as error:  # the library's messages name file and place
         return fail(f"{error}{saved_note(args)}", 1)
 
 
