@@ -9,7 +9,6 @@ Examples::
     bpe-course show --tokenizer gpt2 --text "Hello, world!"
 
 ``--tokenizer`` takes a folder written by ``train``, or ``gpt2``/``cl100k_base``/``o200k_base``.
-
 This module only parses arguments and presents results; the work is the library's.
 Mistakes get one line on stderr, never a traceback. Exit codes: 0 ok, 1 bad input, bad
 tokenizer files or output that cannot be written, 2 a wrong command line (unknown option,
@@ -25,7 +24,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from contextlib import contextmanager
-from typing import TypeVar
+from typing import Any
 
 from . import export, openai
 from .base import (
@@ -45,11 +44,17 @@ from .folder import (
 from .interrupts import Interrupted, ignore_stop_signals, stop_signals_raise
 from .pretokenize import NAMED_PATTERNS
 from .tokenizer import SPECIAL_POLICIES, DisallowedSpecialError, Tokenizer
-from .utf8 import InvalidUtf8Error, argument_text, iter_utf8, printable, write_utf8
+from .utf8 import (
+    InvalidUtf8Error,
+    argument_text,
+    iter_utf8,
+    printable,
+    replace_lone_surrogates,
+    write_utf8,
+)
 from .viz import ansi_tokens, bytes_per_token
 
 PROG = "bpe-course"
-T = TypeVar("T")
 
 #: Tokenizers that ``--tokenizer`` knows by name (they need no folder).
 BUILTIN_TOKENIZERS = openai.BY_NAME
@@ -69,7 +74,7 @@ class Parser(argparse.ArgumentParser):
         super()._print_message(printable(message), file)
 
 
-def checked(label: str, check: Callable[..., T], *args: object) -> T:
+def checked(label: str, check: Callable[..., Any], *args: object) -> Any:
     """``check(*args)``, with a ValueError or OSError turned into a usage error (exit 2)."""
     try:
         return check(*args)
@@ -120,8 +125,8 @@ def cmd_train(args: argparse.Namespace) -> int:
 
     # Everything that can be checked is checked before the corpus is read.
     pattern = NAMED_PATTERNS[args.pattern]
-    specials = [checked("--special-tokens: ", argument_text, t) for t in args.special_tokens]
-    specials = checked("--special-tokens: ", check_special_tokens, specials)
+    typed = [argument_text(token) for token in args.special_tokens]  # UTF-8 in any locale
+    specials = checked("--special-tokens: ", check_special_tokens, typed)
     wanted = checked("--vocab-size: ", merges_to_learn, args.vocab_size, specials)
     checked("", corpus_paths, args.corpus)
     checked("--processes: ", check_num_processes, args.processes)
@@ -181,14 +186,11 @@ def cmd_show(args: argparse.Namespace) -> int:
     tokenizer = load_tokenizer(args.tokenizer)
     if args.text is not None and args.file is not None:
         raise UsageError("give a FILE or --text, not both")
-    if args.text is not None:  # its bytes, read as UTF-8 whatever the locale says
-        text = checked("--text: ", argument_text, args.text)
-    else:
-        text = read_text(args.file)
+    text = argument_text(args.text) if args.text is not None else read_text(args.file)
     coloured = ansi_tokens(text, tokenizer)
     n_tokens = len(tokenizer.encode(text))
     write_utf8(sys.stdout, coloured + ("" if coloured.endswith("\n") else "\n"))
-    n_bytes = len(text.encode())  # both ways of reading it refused what is not UTF-8
+    n_bytes = len(replace_lone_surrogates(text).encode())  # what was encoded
     print(f"{n_tokens} tokens, {n_bytes} bytes", file=sys.stderr)
     return 0
 
@@ -246,7 +248,7 @@ def fail(message: str, code: int) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; returns the exit code instead of raising for user mistakes."""
     if sys.stderr is None:  # started with stderr closed: errors and bars go nowhere, not stdout
-        sys.stderr = open(os.devnull, "w")  # noqa: SIM115 (for the life of the process)
+        sys.stderr = open(os.devnull, "w")  # for the rest of the process
     try:
         args = build_parser().parse_args(argv)
     except SystemExit as exit_:  # --help, or argparse already printed a usage error

@@ -153,21 +153,22 @@ def replace_lone_surrogates(text: str) -> str:
 
 
 def argument_text(value: str) -> str:
-    """The text a user typed as a command-line argument, read as UTF-8 whatever the locale.
+    """A command-line argument as a UTF-8 locale would give it, whatever the locale is.
 
-    Python decodes arguments with the locale's encoding, keeping undecodable bytes as lone
-    surrogates; in the C locale with UTF-8 mode off that turns a typed ``«eos»`` into
-    surrogates too. ``os.fsencode`` gives back the exact bytes, read here strictly.
-    Raises ``ValueError`` naming the offset when they are not UTF-8.
+    Python decodes arguments with the locale's encoding and keeps the bytes it cannot
+    decode as lone surrogates; in the C locale with UTF-8 mode off that turns a typed
+    ``«eos»`` into four surrogates. ``os.fsencode`` gives back the exact bytes, read here
+    as UTF-8; bytes that are not UTF-8 stay lone surrogates, as a UTF-8 locale leaves
+    them (the tokenizer reads each as U+FFFD, as tiktoken does).
 
     >>> argument_text("\\udcc2\\udcabeos\\udcc2\\udcbb")   # «eos» as the C locale passes it
     '«eos»'
     """
-    data = os.fsencode(value)
     try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise ValueError(f"not valid UTF-8 at byte offset {error.start} ({error.reason})") from None
+        data = os.fsencode(value)
+    except UnicodeEncodeError:  # surrogates no OS argument holds: a caller's own string
+        return value
+    return data.decode("utf-8", errors="surrogateescape")
 
 
 def printable(message: str) -> str:
