@@ -226,6 +226,18 @@ def test_token_ids_beyond_one_character_are_refused_before_training():
     assert len(train_from_counts({"ab": 1}, 10 * MAX_TOKEN_IDS)[1]) == 1
 
 
+@pytest.mark.parametrize("first_new_id", [0xD800, 0x10000])
+def test_new_token_ids_in_the_surrogate_range_and_beyond_two_bytes(first_new_id):
+    # Enough special tokens push the first merged token's id (and so its character in the
+    # word table) to the first surrogate code point, or past the two-byte characters.
+    special_tokens = [f"<s{i}>" for i in range(first_new_id - 256)]
+    counts = {"abababab": 3, "aaaaa": 2, "ba ba": 5, "abcabcab": 1, "cab": 4}
+    vocab_size = first_new_id + 20
+    fast = train_from_counts(counts, vocab_size, special_tokens)
+    assert fast == train_from_counts_naive(counts, vocab_size, special_tokens)
+    assert min(fast[0].keys() - range(first_new_id)) == first_new_id
+
+
 @pytest.mark.parametrize("enabled", [True, False])
 def test_training_leaves_the_cycle_collector_as_it_found_it(enabled):
     # The collector is paused while training; it must come back on, even after an error,
