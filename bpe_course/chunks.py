@@ -52,8 +52,8 @@ from .utf8 import check_errors, decode_text
 #: more than it saves.
 PARALLEL_THRESHOLD = 2 * 1024 * 1024
 
-#: The most bytes one worker task reads at once, unless no safe cut is near. This, not the
-#: file size, bounds the memory of a worker.
+#: The most bytes a chunk is cut after (it runs on to a special token up to as many bytes
+#: further, else to the first safe cut). This, not the file size, bounds a worker's memory.
 CHUNK_BYTES = 4 * 1024 * 1024
 
 #: The fewest bytes per task: smaller tasks would cost more in start-up than they save.
@@ -84,6 +84,10 @@ class LongChunkWarning(UserWarning):
 #   (A) no piece of T contains both x and y, so some piece of T ends at c; and
 #   (B) scanning T[:c] finds the same pieces as scanning T does up to c.
 #
+# A cut is also never made inside an occurrence of a special token (any occurrence, see
+# _straddled): then splitting the two sides on special tokens splits the whole, and a cut
+# between two special tokens leaves only one text T to think about.
+#
 # T[c:] needs no condition: no alternative of the three patterns looks behind (no
 # lookbehind, ^ or \b), so matching from c reads only T[c:], and with (A) the scan of T
 # arrives at c just as the scan of T[c:] starts there.
@@ -91,17 +95,22 @@ class LongChunkWarning(UserWarning):
 # (B) holds for an alternative that tests only the characters it consumes: a match of it
 # that ends at or before c is found in T[:c] too, since every other way to match it that
 # it prefers failed in T and fails in T[:c] as well (a shorter text only fails sooner), and
-# an alternative that fails in T fails in T[:c]. GPT-4's possessive runs (++, ?+, {1,3}+)
-# keep this: each is followed only by something that cannot fail (a possessive *, or the
-# end of the alternative), so whether the alternative matches depends on its first one or
-# two characters, and where it ends on where the runs stop, which T and T[:c] share up to c.
+# an alternative that fails in T fails in T[:c]. GPT-4's three possessive alternatives
+# (?+ ++ {1,3}+ never give back what they took) keep this, by inspection: each matches
+# when its first one or two characters are right (a letter, or one non-letter then a
+# letter; a digit; a symbol, or a space then a symbol) and then ends where runs of one
+# class end (letters; up to three digits; symbols, then \r and \n). T and T[:c] agree on
+# those characters and on where those runs end, up to c.
 # Two alternatives look past their match: \s+(?!\S) (all three patterns) and \s++$ (GPT-4).
 # Both succeed at the end of a text, so a run of whitespace that reaches c can be matched
 # differently in T[:c] (GPT-2 pieces "  \n\n" before a letter as "  \n" + "\n", but the same
 # run at the end of a text as one piece). When x is not whitespace, no run of whitespace
-# reaches c, both alternatives see the same characters in T and T[:c], and (B) holds. So
-# every rule with a visible x needs only a proof of (A): which pairs of neighbours can a
-# piece hold? The rules with a line break as x (GPT-4 and o200k) prove (B) on their own.
+# reaches c (so neither can $ match before a final \n there), both alternatives see the same
+# characters in T and T[:c], and (B) holds. So every rule with a visible x needs only a
+# proof of (A): which pairs of neighbours can a piece hold? Every character of T is in
+# some piece (each pattern has an alternative for letters, numbers, whitespace and the
+# rest), so (A) means a piece ends at c. The rules with a line break as x (GPT-4 and o200k)
+# prove (B) on their own.
 #
 # Classes below: L letters (\p{L}), N numbers (\p{N}), S whitespace (the regex module's \s:
 # also U+0085, U+00A0, U+2028 and the other Unicode spaces, but not U+001C-U+001F), M marks
@@ -122,75 +131,82 @@ class CutRule(NamedTuple):
     after: str
 
 
+# The neighbours a piece can hold, pattern by pattern (read off the alternatives):
+#
 # GPT-2: '(?:[sdmt]|ll|ve|re) | ?\p{L}+ | ?\p{N}+ | ?[^\s\p{L}\p{N}]+ |\s+(?!\S) |\s+
-# The neighbours a piece can hold: ' then one of s d m t l v r (a contraction), L L, N N,
-# P P, S S, and a space (U+0020) before an L, N or P. Nothing else: no piece holds a visible
-# character followed by whitespace, and only the contractions hold a P before an L.
-GPT2_CUTS = (
-    # (A) pieces holding an L before something else: none; L runs end at any other class.
-    CutRule("letter | not a letter", r"\p{L}", r"[^\p{L}\p{Cs}]"),
-    # (A) pieces holding an N before something else: none.
-    CutRule("number | not a number", r"\p{N}", r"[^\p{N}\p{Cs}]"),
-    # (A) a P other than ' is followed inside a piece only by another P. (' is left out:
-    # "'s" is a piece.) The space that starts " word" is whitespace, so it is no P.
-    CutRule("symbol but ' | space, letter or number", r"[^\s\p{L}\p{N}'\p{Cs}]", r"[\s\p{L}\p{N}]"),
-    # (A) ' is followed inside a piece by a P or a contraction letter, never by S or N.
-    CutRule("' | space or number", r"'", r"[\s\p{N}]"),
-)
-
+#   ' then one of s d m t l v r (a contraction), L L, N N, P P, S S, and a space (U+0020)
+#   before an L, N or P. No piece holds a visible character before whitespace, and only a
+#   contraction holds a P before an L.
+#
 # GPT-4 (cl100k_base): '(?i:[sdmt]|ll|ve|re) |[^\r\n\p{L}\p{N}]?+\p{L}++ |\p{N}{1,3}+
 #   | ?[^\s\p{L}\p{N}]++[\r\n]*+ |\s++$ |\s*[\r\n] |\s+(?!\S) |\s
-# The neighbours a piece can hold: ' then a contraction letter, L L, N N (in threes, so
-# where depends on the start of the run), any P or S but \r and \n before an L (the one
-# leading character of a word: "!word", "\tword"), a space before a P, P P, a P before \r
-# or \n (punctuation keeps its line breaks: ".\r\n"), \r or \n before \r or \n, and S S.
-GPT4_CUTS = (
-    # (A) an L is followed inside a piece only by another L (contraction letters are L).
-    CutRule("letter | not a letter", r"\p{L}", r"[^\p{L}\p{Cs}]"),
-    # (A) an N is followed inside a piece only by another N: the word prefix excludes N.
-    CutRule("number | not a number", r"\p{N}", r"[^\p{N}\p{Cs}]"),
-    # (A) a P is followed inside a piece by an L, a P, \r or \n; never by an N or by
-    # whitespace other than \r and \n.
-    CutRule("symbol | number or space but \\r \\n", r"[^\s\p{L}\p{N}\p{Cs}]",
-            r"(?:\p{N}|[^\S\r\n])"),
-    # A line break before a visible character. (A) a line break is followed inside a piece
-    # only by another line break, or by whitespace (S S); y is neither. (B) whitespace
-    # reaches c here, so look at the run R of whitespace that ends at c with x. A P before
-    # R may take R's leading line breaks ("-\r\n"), in T and T[:c] alike. What is left of R
-    # starts a piece in both: in T[:c], \s++$ takes all of it; in T, \s++$ fails, and
-    # \s*[\r\n] takes all of it too, its \s* giving back only x. No alternative before
-    # \s++$ matches at a position of R (the word prefix needs a letter after it, excludes
-    # \r and \n; the " ?" before punctuation needs a P after it), and \s+(?!\S) comes after
-    # \s*[\r\n], which matches at every position of R. Both scans then stand at c.
-    CutRule("line break | visible", r"[\r\n]", r"[^\s\p{Cs}]"),
-)
-
+#   ' then a contraction letter (an L), L L, N N (in threes, so where depends on the start
+#   of the run), any P or S but \r and \n before an L (the one leading character of a word:
+#   "!word", "\tword"), a space before a P, P P, a P before \r or \n (punctuation keeps its
+#   line breaks: ".\r\n"), \r or \n before \r or \n, and S S.
+#
 # o200k_base: [^\r\n\p{L}\p{N}]?[UPPER]*[LOWER]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?
 #   |[^\r\n\p{L}\p{N}]?[UPPER]+[LOWER]*(?i:'s|...)? |\p{N}{1,3} | ?[^\s\p{L}\p{N}]+[\r\n/]*
 #   |\s*[\r\n]+ |\s+(?!\S) |\s+       with UPPER = Lu Lt Lm Lo M and LOWER = Ll Lm Lo M.
-# Only \s+(?!\S) looks past its match. The neighbours a piece can hold: (L or M) (L or M),
-# (L or M) then ' (a contraction stays on its word: "don't"), ' then a contraction letter,
-# any P, M or S but \r and \n before an L or M (the leading character of a word), N N, a
-# space before a P or M, (P or M) (P or M), a P or M before \r, \n or /, then \r, \n and /
-# among themselves ("-\n/"), and S S.
-O200K_CUTS = (
-    # (A) an L is followed inside a piece by an L, an M or a contraction's '; y is none.
-    CutRule("letter | not a letter, mark or '", r"\p{L}", r"[^\p{L}\p{M}'\p{Cs}]"),
-    # (A) an N is followed inside a piece only by another N.
-    CutRule("number | not a number", r"\p{N}", r"[^\p{N}\p{Cs}]"),
-    # (A) a P or an M is followed inside a piece by an L, an M, a P (symbols run on, and M
-    # counts as one there), \r, \n or /; never by an N or whitespace other than \r and \n.
-    CutRule("symbol or mark | number or space but \\r \\n", r"[^\s\p{L}\p{N}\p{Cs}]",
-            r"(?:\p{N}|[^\S\r\n])"),
-    # A line break before a visible character other than /. (A) a line break is followed
-    # inside a piece only by whitespace or, after punctuation, by \r, \n or / ("-\n/").
-    # (B) the run R of whitespace that ends at c with x: a P before R may take R's leading
-    # line breaks, in T and T[:c] alike; what is left of R starts a piece, and \s*[\r\n]+
-    # (which tests only what it consumes) takes all of it in T and in T[:c], since R ends
-    # in a line break and y is none. The alternatives before it fail inside R, and
-    # \s+(?!\S) comes after it, so it never gets to look at the end of T[:c].
-    CutRule("line break | visible but /", r"[\r\n]", r"[^\s/\p{Cs}]"),
+#   Only \s+(?!\S) looks past its match. (L or M) (L or M), (L or M) then ' (a contraction
+#   stays on its word: "don't"), ' then a contraction letter, any P, M or S but \r and \n
+#   before an L or M (the leading character of a word), N N, a space before a P or M,
+#   (P or M) (P or M), a P or M before \r, \n or /, then \r, \n and / among themselves
+#   ("-\n/"), and S S.
+#
+# Each rule below is (A) for every pattern that uses it, plus (B) where x is a line break.
+
+#: GPT-2, GPT-4: (A) an L is followed inside a piece only by another L (the letters of a
+#: contraction are L too; o200k differs, as a mark or ' may follow there).
+LETTER_CUT = CutRule("letter | not a letter", r"\p{L}", r"[^\p{L}\p{Cs}]")
+
+#: All three: (A) an N is followed inside a piece only by another N (a word's leading
+#: character is never an N, and N is no P).
+NUMBER_CUT = CutRule("number | not a number", r"\p{N}", r"[^\p{N}\p{Cs}]")
+
+#: GPT-4, o200k: (A) a P (or, in o200k, an M) is followed inside a piece by an L or M (as a
+#: word's leading character, or an M in a word), by a P (symbols run on), or by \r, \n and,
+#: in o200k, / (punctuation keeps them); never by an N or by whitespace but \r and \n.
+SYMBOL_CUT = CutRule(
+    "symbol | number or space but \\r \\n", r"[^\s\p{L}\p{N}\p{Cs}]", r"(?:\p{N}|[^\S\r\n])"
 )
+
+#: GPT-2: (A) a P other than ' is followed inside a piece only by another P; ' is left out,
+#: since "'s" is a piece. The space that starts " word" is whitespace, not a P.
+GPT2_SYMBOL_CUT = CutRule(
+    "symbol but ' | space, letter or number", r"[^\s\p{L}\p{N}'\p{Cs}]", r"[\s\p{L}\p{N}]"
+)
+
+#: GPT-2: (A) ' is followed inside a piece by a P or a contraction letter, never by S or N.
+GPT2_APOSTROPHE_CUT = CutRule("' | space or number", r"'", r"[\s\p{N}]")
+
+#: GPT-4: a line break before a visible character. (A) a line break is followed inside a
+#: piece only by another line break, or by whitespace (S S); y is neither. (B) whitespace
+#: reaches c here, so look at the run R of whitespace that ends at c with x. A P before R
+#: may take R's leading line breaks ("-\r\n"), in T and T[:c] alike (all of R, if R is only
+#: line breaks: its [\r\n]*+ stops at c in both). What is left of R starts a piece in
+#: both: in T[:c], \s++$ takes all of it; in T, \s++$ fails, and \s*[\r\n] takes all of it
+#: too, its \s* giving back only x. No alternative before \s++$ matches at a position of R
+#: (the word prefix needs a letter after it, excludes \r and \n; the " ?" before
+#: punctuation needs a P after it), and \s+(?!\S) comes after \s*[\r\n], which matches at
+#: every position of R. Both scans then stand at c.
+GPT4_LINE_BREAK_CUT = CutRule("line break | visible", r"[\r\n]", r"[^\s\p{Cs}]")
+
+#: o200k: (A) an L is followed inside a piece by an L, an M or a contraction's '; y is none.
+O200K_LETTER_CUT = CutRule("letter | not a letter, mark or '", r"\p{L}", r"[^\p{L}\p{M}'\p{Cs}]")
+
+#: o200k: a line break before a visible character other than /. (A) a line break is
+#: followed inside a piece only by whitespace or, after punctuation, by \r, \n or /
+#: ("-\n/"). (B) the run R of whitespace that ends at c with x: a P before R may take R's
+#: leading line breaks, in T and T[:c] alike; what is left of R starts a piece, and
+#: \s*[\r\n]+ (which tests only what it consumes) takes all of it in T and in T[:c], since
+#: R ends in a line break and y is none. The alternatives before it fail inside R, and
+#: \s+(?!\S) comes after it, so it never gets to look at the end of T[:c].
+O200K_LINE_BREAK_CUT = CutRule("line break | visible but /", r"[\r\n]", r"[^\s/\p{Cs}]")
+
+GPT2_CUTS = (LETTER_CUT, NUMBER_CUT, GPT2_SYMBOL_CUT, GPT2_APOSTROPHE_CUT)
+GPT4_CUTS = (LETTER_CUT, NUMBER_CUT, SYMBOL_CUT, GPT4_LINE_BREAK_CUT)
+O200K_CUTS = (O200K_LETTER_CUT, NUMBER_CUT, SYMBOL_CUT, O200K_LINE_BREAK_CUT)
 
 #: The proven cut rules of each named pattern. A pattern not listed has none: only special
 #: tokens are safe places to cut it.
