@@ -43,7 +43,7 @@ from .pretokenize import (
     GPT2_PATTERN,
     GPT4_PATTERN,
     O200K_PATTERN,
-    count_pretokens,
+    compile_pattern,
     split_on_special_tokens,
 )
 from .utf8 import check_errors, decode_text
@@ -52,12 +52,17 @@ from .utf8 import check_errors, decode_text
 #: more than it saves.
 PARALLEL_THRESHOLD = 2 * 1024 * 1024
 
-#: The most bytes a chunk is cut after (it runs on to a special token up to as many bytes
-#: further, else to the first safe cut). This, not the file size, bounds a worker's memory.
+#: The most bytes a chunk is cut after (it runs on to a special token up to a quarter as many
+#: bytes further, else to the first safe cut). This, not the file size, bounds a worker's
+#: memory.
 CHUNK_BYTES = 4 * 1024 * 1024
 
 #: The fewest bytes per task: smaller tasks would cost more in start-up than they save.
 MIN_CHUNK_BYTES = 256 * 1024
+
+#: A chunk runs on this fraction of its size further to end at a special token (a document
+#: boundary) rather than at another safe cut: any more would make chunks uneven.
+SPECIAL_TOKEN_REACH = 0.25
 
 #: Bytes read at a time while looking for a cut.
 SEARCH_BLOCK = 64 * 1024
@@ -334,7 +339,7 @@ def find_chunk_boundaries(
     ``chunk_bytes`` where pretokenization would cut anyway.
 
     After each ``chunk_bytes``, the chunk ends at the next special token if one starts
-    within another ``chunk_bytes``, else at the first place a rule of :data:`SAFE_CUTS`
+    within another quarter of ``chunk_bytes``, else at the first place a rule of :data:`SAFE_CUTS`
     allows. A chunk is longer only where there is no safe cut at all (with a pattern that
     has no rules and no special tokens, the whole file is one chunk).
     """
@@ -347,7 +352,8 @@ def find_chunk_boundaries(
     with open(path, "rb") as file:
         while boundaries[-1] + chunk_bytes < size:
             target = boundaries[-1] + chunk_bytes
-            cut = _first_cut(file, target, target + chunk_bytes, tokens, None) if tokens else None
+            reach = target + max(1, int(chunk_bytes * SPECIAL_TOKEN_REACH))
+            cut = _first_cut(file, target, reach, tokens, None) if tokens else None
             if cut is None:
                 cut = _first_cut(file, target, None, tokens, rule)
             if cut is None:
@@ -391,10 +397,11 @@ def warn_about_long_chunks(
 # Counting the chunks ------------------------------------------------------------------------
 
 
-def spans_between_safe_cuts(text: str, pattern: str, span_chars: int) -> Iterator[tuple[int, int]]:
+def spans_between_safe_cuts(
+    text: str, rule: regex.Pattern[str] | None, span_chars: int
+) -> Iterator[tuple[int, int]]:
     """``(start, end)`` pairs that cover ``text`` (free of special tokens) in spans of about
-    ``span_chars``, cut where :data:`SAFE_CUTS` allows; one span if nothing is proven."""
-    rule = safe_cut_regex(pattern)
+    ``span_chars``, cut where ``rule`` allows; one span if there is no rule."""
     start = 0
     while rule is not None and len(text) - start > span_chars:
         cut = rule.search(text, start + span_chars)
@@ -409,11 +416,17 @@ def count_text_pretokens(
     text: str, special_tokens: Sequence[str] = (), pattern: str = GPT2_PATTERN
 ) -> Counter[str]:
     """:func:`~bpe_course.pretokenize.count_pretokens`, with memory that does not grow with
-    the text between two special tokens: that text is counted a span at a time."""
+    the text between two special tokens: that text is pretokenized a span at a time.
+
+    ``findall`` with an end position reads the text as if it ended there, which is what the
+    proofs of the cut rules assume, and it copies nothing.
+    """
+    compiled = compile_pattern(pattern)
+    rule = safe_cut_regex(pattern)
     counts: Counter[str] = Counter()
     for segment in split_on_special_tokens(text, special_tokens)[::2]:
-        for start, end in spans_between_safe_cuts(segment, pattern, SPAN_CHARS):
-            counts.update(count_pretokens(segment[start:end], (), pattern))
+        for start, end in spans_between_safe_cuts(segment, rule, SPAN_CHARS):
+            counts.update(compiled.findall(segment, start, end))
     return counts
 
 
