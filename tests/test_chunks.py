@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, find, given, settings
 from hypothesis import strategies as st
 
 from bpe_course import chunks
+from bpe_course.base import ENDOFTEXT
 from bpe_course.chunks import (
     SAFE_CUTS,
     CutRule,
@@ -28,7 +29,6 @@ from bpe_course.interrupts import worker_ignores_ctrl_c
 from bpe_course.pretokenize import GPT2_PATTERN, GPT4_PATTERN, O200K_PATTERN, count_pretokens
 from bpe_course.train import train_bpe
 
-ENDOFTEXT = "<|endoftext|>"
 PATTERNS = {"gpt2": GPT2_PATTERN, "gpt4": GPT4_PATTERN, "o200k": O200K_PATTERN}
 
 # fmt: off
