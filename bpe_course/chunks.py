@@ -385,12 +385,15 @@ def warn_about_long_chunks(
         why = "no special token and no place the pattern provably never joins (such as "
         why += "a letter before a space) occurs there"
     more = f" ({len(long)} such stretches in all)" if len(long) > 1 else ""
-    warnings.warn(
-        f"{path}: the {end - start:,} bytes from byte {start:,} on have no safe place to "
-        f"cut{more}: {why}. One worker counts each such stretch whole, so its memory grows "
-        "with the stretch.",
+    # The corpus, not a line of our code, is where the problem is: naming it as the warning's
+    # file gives one line, "corpus.txt:0: LongChunkWarning: ...", with no source line under it.
+    warnings.warn_explicit(
+        f"the {end - start:,} bytes from byte {start:,} on have no safe place to cut{more}: "
+        f"{why}. One worker counts each such stretch whole, so its memory grows with it.",
         LongChunkWarning,
-        stacklevel=3,
+        filename=path,
+        lineno=0,
+        module=__name__,
     )
 
 
