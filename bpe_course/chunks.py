@@ -52,9 +52,8 @@ from .utf8 import check_errors, decode_text
 #: more than it saves.
 PARALLEL_THRESHOLD = 2 * 1024 * 1024
 
-#: The most bytes a chunk is cut after (it runs on to a special token up to a quarter as many
-#: bytes further, else to the first safe cut). This, not the file size, bounds a worker's
-#: memory.
+#: A chunk holds this many bytes, and then runs on to the next safe cut (or to a special token
+#: up to a quarter as many bytes further). This, not the file size, bounds a worker's memory.
 CHUNK_BYTES = 4 * 1024 * 1024
 
 #: The fewest bytes per task: smaller tasks would cost more in start-up than they save.
@@ -226,9 +225,7 @@ def cut_rules_regex(rules: Sequence[CutRule]) -> regex.Pattern[str] | None:
     """One regex whose (empty) matches are the places any of ``rules`` allows a cut."""
     if not rules:
         return None
-    return regex.compile(
-        "|".join(f"(?<={rule.before})(?={rule.after})" for rule in rules)
-    )
+    return regex.compile("|".join(f"(?<={rule.before})(?={rule.after})" for rule in rules))
 
 
 @lru_cache(maxsize=16)
