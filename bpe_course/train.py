@@ -32,6 +32,7 @@ import heapq
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import Executor
 from typing import ParamSpec, TypeVar
 
 from .base import (
@@ -46,7 +47,7 @@ from .base import (
     progress_bar,
     word_bytes,
 )
-from .chunks import count_file_pretokens
+from .chunks import check_executor, count_file_pretokens
 from .naive import train_from_counts_naive
 from .pretokenize import GPT2_PATTERN, compile_pattern
 from .utf8 import check_errors
@@ -323,6 +324,7 @@ def count_corpus(
     num_processes: int | None,
     progress: bool,
     errors: str,
+    executor: Executor | None = None,
 ) -> tuple[list[str], Counter[str]]:
     """Check every argument, then count the corpus's pretokens: the part both trainers share.
 
@@ -333,6 +335,7 @@ def count_corpus(
     compile_pattern(pattern)
     check_num_processes(num_processes)
     check_errors(errors)
+    check_executor(executor)
     paths = corpus_paths(input_path)
     counts = count_file_pretokens(
         paths,
@@ -341,6 +344,7 @@ def count_corpus(
         num_processes=num_processes,
         progress=progress,
         errors=errors,
+        executor=executor,
     )
     return special_tokens, counts
 
@@ -354,6 +358,7 @@ def train_bpe(
     num_processes: int | None = None,
     progress: bool = False,
     errors: str = "strict",
+    executor: Executor | None = None,
 ) -> tuple[Vocab, Merges]:
     """Train a byte-level BPE tokenizer on one corpus file (or several).
 
@@ -362,10 +367,15 @@ def train_bpe(
     and merged until the vocabulary holds ``vocab_size`` tokens or no pair is left.
     ``errors="replace"`` reads invalid UTF-8 as U+FFFD instead of stopping.
 
+    Counting is a map-reduce, and ``executor`` (any :class:`concurrent.futures.Executor`,
+    such as Dask's ``Client.get_executor()``) can run the map instead of a local pool: its
+    workers get file names and byte offsets and send back pretoken counts, and the merge
+    loop runs here on the summed counts (see :func:`~bpe_course.chunks.count_file_pretokens`).
+
     Returns ``(vocab, merges)`` as :func:`train_from_counts` does.
     """
     specials, counts = count_corpus(
-        input_path, vocab_size, special_tokens, pattern, num_processes, progress, errors
+        input_path, vocab_size, special_tokens, pattern, num_processes, progress, errors, executor
     )
     return train_from_counts(counts, vocab_size, specials, progress=progress)
 
@@ -380,6 +390,7 @@ def train_bpe_naive(
     num_processes: int | None = None,
     progress: bool = False,
     errors: str = "strict",
+    executor: Executor | None = None,
 ) -> tuple[Vocab, Merges]:
     """:func:`train_bpe` with the naive merge loop: same arguments, same answer, slowly.
 
@@ -388,6 +399,6 @@ def train_bpe_naive(
     merge (and shows no progress bar of its own).
     """
     specials, counts = count_corpus(
-        input_path, vocab_size, special_tokens, pattern, num_processes, progress, errors
+        input_path, vocab_size, special_tokens, pattern, num_processes, progress, errors, executor
     )
     return train_from_counts_naive(counts, vocab_size, specials)

@@ -17,6 +17,7 @@ from strategies import ENDOFTEXT, nasty_text, word_counts
 from bpe_course import (
     GPT2_PATTERN,
     GPT4_PATTERN,
+    O200K_PATTERN,
     train_bpe,
     train_bpe_naive,
     train_from_counts,
@@ -72,10 +73,10 @@ def test_cs336_reference_with_two_processes(reference):
     assert set(vocab.values()) == reference_vocab
 
 
-def test_cs336_reference_counted_in_parallel_chunks_cut_on_newlines(
+def test_cs336_reference_counted_in_parallel_chunks_without_special_tokens(
     reference, small_chunks, pool_spy
 ):
-    # corpus.en has no special token, so without one the cuts fall on safe newlines.
+    # Without a special token the cuts fall where GPT-2's pattern never joins two characters.
     # The special token only takes an id, so 499 without it learns the same 243 merges.
     corpus, reference_merges, _ = reference
     assert len(find_chunk_boundaries(corpus, 4096, [], GPT2_PATTERN)) > 20
@@ -272,9 +273,11 @@ def corpora(draw) -> tuple[list[str], str]:
     return special_tokens, text
 
 
+# Chunks of a few bytes often find no safe cut in a stretch twice as long: expected here.
+@pytest.mark.filterwarnings("ignore::bpe_course.chunks.LongChunkWarning")
 @given(
     corpus=corpora(),
-    pattern=st.sampled_from([GPT2_PATTERN, GPT4_PATTERN]),
+    pattern=st.sampled_from([GPT2_PATTERN, GPT4_PATTERN, O200K_PATTERN]),
     extra_merges=st.integers(0, 50),
     num_processes=st.sampled_from([1, 1, 2]),
     chunk_bytes=st.integers(1, 24),
@@ -297,7 +300,7 @@ def test_train_bpe_matches_naive_across_chunk_boundaries(
     event(f"chunks: {'1' if chunks == 1 else '2-5' if chunks <= 5 else 'more than 5'}")
 
 
-@given(corpus=corpora(), pattern=st.sampled_from([GPT2_PATTERN, GPT4_PATTERN]))
+@given(corpus=corpora(), pattern=st.sampled_from([GPT2_PATTERN, GPT4_PATTERN, O200K_PATTERN]))
 def test_chunked_counts_equal_counts_of_the_whole_text(tmp_path, corpus, pattern):
     special_tokens, text = corpus
     path = tmp_path / "corpus.txt"
