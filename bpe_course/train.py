@@ -42,9 +42,9 @@ from .base import (
     check_num_processes,
     check_special_tokens,
     corpus_paths,
-    initial_vocab,
     merges_to_learn,
     progress_bar,
+    start_training,
     word_bytes,
 )
 from .chunks import check_executor, count_file_pretokens
@@ -120,9 +120,7 @@ def train_from_counts(
     >>> merges
     [(b'w', b'e'), (b'l', b'o'), (b'we', b's')]
     """
-    special_tokens = check_special_tokens(special_tokens)
-    num_merges = merges_to_learn(vocab_size, special_tokens)
-    vocab = initial_vocab(special_tokens)
+    special_tokens, num_merges, vocab = start_training(vocab_size, special_tokens)
     merges: Merges = []
 
     table = WordTable(word_bytes(word_counts, special_tokens))  # 1. count pretokens once
