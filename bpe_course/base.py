@@ -106,6 +106,15 @@ def merges_to_learn(vocab_size: int, special_tokens: Sequence[str]) -> int:
     return vocab_size - smallest
 
 
+def start_training(
+    vocab_size: int, special_tokens: Iterable[str]
+) -> tuple[list[str], int, Vocab]:
+    """What every trainer starts from: the checked special tokens, how many merges to
+    learn, and the vocabulary before any merge (:func:`initial_vocab`)."""
+    specials = check_special_tokens(special_tokens)
+    return specials, merges_to_learn(vocab_size, specials), initial_vocab(specials)
+
+
 def check_int(value: Any, name: str, minimum: int = 0) -> int:
     """``value`` if it is a whole number (not a bool) of at least ``minimum``; else an error
     naming ``name``, instead of a slice or a loop going quietly wrong with it later.

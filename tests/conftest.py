@@ -137,6 +137,9 @@ def pool_spy(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
             started.append(processes)
             return self._context.Pool(processes, *args, **kwargs)
 
+        def __getattr__(self, name: str):  # anything else (a ProcessPoolExecutor's needs)
+            return getattr(self._context, name)
+
     monkeypatch.setattr(
         chunks.multiprocessing, "get_context", lambda *a: SpyContext(real_get_context(*a))
     )
