@@ -69,6 +69,11 @@ def check_special_tokens(special_tokens: Iterable[str] | None) -> list[str]:
             )
         if token in seen:
             raise ValueError(f"special token {token!r} is given more than once")
+        if len(token.encode("utf-8", errors="surrogatepass")) == 1:
+            raise ValueError(
+                f"special token {token!r} is a single byte, which already has its own id; "
+                "a special token needs an id of its own, so it must be longer"
+            )
         seen.add(token)
     return tokens
 

@@ -437,6 +437,11 @@ def count_chunk(
     with open(path, "rb") as file:
         file.seek(start)
         data = file.read(end - start)
+    if len(data) != end - start:
+        raise ValueError(
+            f"{path} changed while it was being read: bytes {start}..{end} were planned, "
+            f"the file now ends at {start + len(data)}; train again on a file that stays put"
+        )
     return count_text_pretokens(decode_text(data, path, errors, start), special_tokens, pattern)
 
 

@@ -517,3 +517,13 @@ def test_config_json_written_by_notepad_loads(tmp_path):
     config.write_text(json.dumps({"special_tokens": ["<s>"], "pattern": "nope"}))
     with pytest.raises(ValueError, match="unknown pattern 'nope'"):
         load_tokenizer_folder(str(tmp_path / "t"))
+
+
+@pytest.mark.parametrize("token", ["[", "!", "\n"])
+def test_a_one_byte_special_token_is_refused_everywhere(token):
+    # Its byte already has an id: the trainer would give it a second one, the tokenizer
+    # would map it to the byte's, and no vocab.json can hold both.
+    with pytest.raises(ValueError, match="is a single byte"):
+        check_special_tokens([token])
+    with pytest.raises(ValueError, match="is a single byte"):
+        Tokenizer(byte_vocab(), [], [token])

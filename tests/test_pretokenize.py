@@ -115,4 +115,4 @@ def test_count_pretokens_without_special_tokens_counts_them_as_text():
 
 def test_check_special_tokens_accepts_none_and_iterables():
     assert check_special_tokens(None) == []
-    assert check_special_tokens(iter(["a", "b"])) == ["a", "b"]
+    assert check_special_tokens(iter(["<a>", "<b>"])) == ["<a>", "<b>"]
