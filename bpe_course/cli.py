@@ -26,32 +26,11 @@ from collections.abc import Callable, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from . import export, openai
-from .base import (
-    check_num_processes,
-    check_special_tokens,
-    corpus_paths,
-    merges_to_learn,
-    parse_token_ids,
-)
+from . import base, export, folder, openai, utf8
 from .data import corpus_head
-from .folder import (
-    OUTPUT_FILES,
-    claim_output_folder,
-    load_tokenizer_folder,
-    save_tokenizer_folder,
-)
 from .interrupts import Interrupted, ignore_stop_signals, stop_signals_raise
 from .pretokenize import NAMED_PATTERNS
 from .tokenizer import SPECIAL_POLICIES, DisallowedSpecialError, Tokenizer
-from .utf8 import (
-    InvalidUtf8Error,
-    argument_text,
-    iter_utf8,
-    printable,
-    replace_lone_surrogates,
-    write_utf8,
-)
 from .viz import ansi_tokens, bytes_per_token
 
 PROG = "bpe-course"
@@ -71,7 +50,7 @@ class Parser(argparse.ArgumentParser):
     """argparse, whose usage errors may quote arguments that are not valid UTF-8."""
 
     def _print_message(self, message: str, file=None) -> None:
-        super()._print_message(printable(message), file)
+        super()._print_message(utf8.printable(message), file)
 
 
 def checked(label: str, check: Callable[..., Any], *args: object) -> Any:
@@ -103,7 +82,7 @@ def open_input(path: str | None, what: str = "text"):
 def read_text(path: str | None, what: str = "text") -> str:
     """All of a file (or stdin) as text, strictly UTF-8."""
     with open_input(path, what) as (stream, name):
-        return "".join(iter_utf8(stream, name))
+        return "".join(utf8.iter_utf8(stream, name))
 
 
 def load_tokenizer(spec: str) -> Tokenizer:
@@ -117,7 +96,7 @@ def load_tokenizer(spec: str) -> Tokenizer:
         )
     if not os.path.isdir(spec):
         raise UsageError(f"--tokenizer {spec!r} is a file; give the folder that holds it")
-    return load_tokenizer_folder(spec)
+    return folder.load_tokenizer_folder(spec)
 
 
 def cmd_train(args: argparse.Namespace) -> int:
@@ -125,13 +104,13 @@ def cmd_train(args: argparse.Namespace) -> int:
 
     # Everything that can be checked is checked before the corpus is read.
     pattern = NAMED_PATTERNS[args.pattern]
-    typed = [argument_text(token) for token in args.special_tokens]  # UTF-8 in any locale
-    specials = checked("--special-tokens: ", check_special_tokens, typed)
-    wanted = checked("--vocab-size: ", merges_to_learn, args.vocab_size, specials)
-    checked("", corpus_paths, args.corpus)
-    checked("--processes: ", check_num_processes, args.processes)
+    typed = [utf8.argument_text(token) for token in args.special_tokens]  # UTF-8 in any locale
+    specials = checked("--special-tokens: ", base.check_special_tokens, typed)
+    wanted = checked("--vocab-size: ", base.merges_to_learn, args.vocab_size, specials)
+    checked("", base.corpus_paths, args.corpus)
+    checked("--processes: ", base.check_num_processes, args.processes)
     checked("--special-tokens: ", export.check_exportable, specials, pattern)
-    args.claim = checked(f"--out {args.out!r}: ", claim_output_folder, args.out, args.force,
+    args.claim = checked(f"--out {args.out!r}: ", folder.claim_output_folder, args.out, args.force,
                          args.corpus)
 
     start = time.perf_counter()
@@ -141,15 +120,15 @@ def cmd_train(args: argparse.Namespace) -> int:
     )
     seconds = time.perf_counter() - start
     tokenizer = Tokenizer(vocab, merges, specials, pattern)
-    save_tokenizer_folder(tokenizer, args.claim)  # from here on errors say it is saved
+    folder.save_tokenizer_folder(tokenizer, args.claim)  # from here on errors say it is saved
     sample = corpus_head(args.corpus, SUMMARY_SAMPLE_BYTES)
     ratio = bytes_per_token(sample, tokenizer) if sample else 0.0
     short = "" if len(merges) == wanted else f" (asked for {wanted}: the corpus ran out of pairs)"
     sampled = sum(os.path.getsize(path) for path in args.corpus) > SUMMARY_SAMPLE_BYTES
     which = "the corpus's first 1 MB" if sampled else "the corpus"
-    write_utf8(sys.stdout, f"learned {len(merges)} merges{short} in {seconds:.1f} s; "
+    utf8.write_utf8(sys.stdout, f"learned {len(merges)} merges{short} in {seconds:.1f} s; "
                f"vocab size {len(vocab)}\nbytes per token on {which}: {ratio:.2f}\n"
-               f"wrote {', '.join(OUTPUT_FILES)} to {printable(args.out)}\n")
+               f"wrote {', '.join(folder.OUTPUT_FILES)} to {utf8.printable(args.out)}\n")
     return 0
 
 
@@ -157,40 +136,49 @@ def cmd_encode(args: argparse.Namespace) -> int:
     tokenizer = load_tokenizer(args.tokenizer)
     count, batch = 0, []
     with open_input(args.file) as (stream, name):
-        ids = tokenizer.encode_iterable(iter_utf8(stream, name), **SPECIAL_POLICIES[args.special])
+        policy = SPECIAL_POLICIES[args.special]
+        ids = tokenizer.encode_iterable(utf8.iter_utf8(stream, name), **policy)
         for token_id in ids:
             count += 1
             if not args.count:
                 batch.append(str(token_id))
                 if len(batch) >= 8192:  # ids go out in batches, each but the first after a space
-                    write_utf8(sys.stdout, (" " if count > len(batch) else "") + " ".join(batch))
+                    space = " " if count > len(batch) else ""
+                    utf8.write_utf8(sys.stdout, space + " ".join(batch))
                     batch = []
     if args.count:
-        write_utf8(sys.stdout, f"{count}\n")
+        utf8.write_utf8(sys.stdout, f"{count}\n")
     else:
         space = " " if batch and count > len(batch) else ""
-        write_utf8(sys.stdout, space + " ".join(batch) + "\n")
+        utf8.write_utf8(sys.stdout, space + " ".join(batch) + "\n")
     return 0
 
 
 def cmd_decode(args: argparse.Namespace) -> int:
     tokenizer = load_tokenizer(args.tokenizer)
     words = args.ids or [read_text(None, "token ids").removeprefix("\ufeff")]  # Notepad's BOM
-    text = tokenizer.decode(parse_token_ids(words, "arguments" if args.ids else "<stdin>"))
+    text = tokenizer.decode(base.parse_token_ids(words, "arguments" if args.ids else "<stdin>"))
     text += "\n" if sys.stdout and sys.stdout.isatty() and not text.endswith("\n") else ""
-    write_utf8(sys.stdout, text)
+    utf8.write_utf8(sys.stdout, text)
     return 0
+
+
+def use_colour(stream, environ) -> bool:
+    """Colour only on a terminal; ``NO_COLOR`` turns it off, ``FORCE_COLOR`` on (no-color.org)."""
+    if environ.get("NO_COLOR"):
+        return False
+    return bool(environ.get("FORCE_COLOR")) or (hasattr(stream, "isatty") and stream.isatty())
 
 
 def cmd_show(args: argparse.Namespace) -> int:
     tokenizer = load_tokenizer(args.tokenizer)
     if args.text is not None and args.file is not None:
         raise UsageError("give a FILE or --text, not both")
-    text = argument_text(args.text) if args.text is not None else read_text(args.file)
-    coloured = ansi_tokens(text, tokenizer)
+    text = utf8.argument_text(args.text) if args.text is not None else read_text(args.file)
+    coloured = ansi_tokens(text, tokenizer, colour=use_colour(sys.stdout, os.environ))
     n_tokens = len(tokenizer.encode(text))
-    write_utf8(sys.stdout, coloured + ("" if coloured.endswith("\n") else "\n"))
-    n_bytes = len(replace_lone_surrogates(text).encode())  # what was encoded
+    utf8.write_utf8(sys.stdout, coloured + ("" if coloured.endswith("\n") else "\n"))
+    n_bytes = len(utf8.replace_lone_surrogates(text).encode())  # what was encoded
     print(f"{n_tokens} tokens, {n_bytes} bytes", file=sys.stderr)
     return 0
 
@@ -241,7 +229,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def fail(message: str, code: int) -> int:
-    print(printable(f"{PROG}: error: {message}"), file=sys.stderr)
+    print(utf8.printable(f"{PROG}: error: {message}"), file=sys.stderr)
     return code
 
 
@@ -274,7 +262,7 @@ def run(args: argparse.Namespace) -> int:
         return 1
     except DisallowedSpecialError as error:  # its message names Python arguments, not options
         return fail(f"the input holds {error.token!r}: use --special all (an id) or none (text)", 1)
-    except InvalidUtf8Error as error:
+    except utf8.InvalidUtf8Error as error:
         # Its own message suggests errors='replace', which is Python API advice.
         where = f"{error.source}: not valid UTF-8 at byte offset {error.offset}"
         return fail(f"{where} ({error.reason}); the input must be UTF-8 text", 1)

@@ -356,14 +356,17 @@ def _ansi(text: str, colour: int) -> str:
     return "\n".join(f"{start}{line}{ANSI_RESET}" if line else "" for line in text.split("\n"))
 
 
-def ansi_tokens(text: str, tokenizer: TokenizerLike) -> str:
+def ansi_tokens(text: str, tokenizer: TokenizerLike, *, colour: bool = True) -> str:
     """``text`` with each token on an alternating ANSI background, for a terminal.
 
     Tokens made of whole characters print as themselves, so with the escape codes removed
     the output is the text. Where tokens split a character, the characters print once,
     underlined, followed by the tokens' bytes in hex: ``你[e4 bd|a0]`` means that 你 is the
-    two tokens ``e4 bd`` and ``a0``.
+    two tokens ``e4 bd`` and ``a0``. With ``colour=False`` (a pipe, or ``NO_COLOR``) there
+    are no escape codes and ``|`` stands between tokens instead.
     """
+    if not colour:
+        return "|".join(plain_groups(text, tokenizer))
     out: list[str] = []
     index = 0
     for group in token_groups(text, tokenizer):
@@ -379,6 +382,19 @@ def ansi_tokens(text: str, tokenizer: TokenizerLike) -> str:
             out.append(_ansi(group.tokens[0].data.decode("utf-8", "replace"), colours[0]))
         index += len(group.tokens)
     return "".join(out)
+
+
+def plain_groups(text: str, tokenizer: TokenizerLike) -> list[str]:
+    """Each token group of ``text`` as plain text: ``hello``, or ``你[e4 bd|a0]`` where tokens
+    share a character."""
+    shown = []
+    for group in token_groups(text, tokenizer):
+        if group.shared:
+            characters = "".join(character.text for character in group.characters)
+            shown.append(characters + "[" + "|".join(span.hex for span in group.tokens) + "]")
+        else:
+            shown += [span.data.decode("utf-8", "replace") for span in group.tokens]
+    return shown
 
 
 class TokenView:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
 import subprocess
 import sys
@@ -19,10 +20,13 @@ from tokenizers import Tokenizer as HFTokenizer
 from bpe_course import GPT4_PATTERN, Tokenizer
 from bpe_course import train as train_module
 from bpe_course.base import ENDOFTEXT
-from bpe_course.cli import OUTPUT_FILES, load_tokenizer, main
+from bpe_course.cli import load_tokenizer, main
 from bpe_course.data import english_prose
+from bpe_course.folder import OUTPUT_FILES
 
 SAMPLE = "Hello   world, it's 2024!\r\n\tdef f(x): return x**2  # 你好 🙂<|endoftext|>bye\n"
+#: The environment with colour forced on (and NO_COLOR, which would win, removed).
+COLOUR_ENV = {**{k: v for k, v in os.environ.items() if k != "NO_COLOR"}, "FORCE_COLOR": "1"}
 ANSI_CODE = re.compile(r"\x1b\[[0-9;]*m")
 
 
@@ -59,6 +63,7 @@ def python_m(*args: str, stdin: bytes = b"", cwd: Path | None = None):
     return subprocess.run(
         [sys.executable, "-m", "bpe_course", *args],
         input=stdin, capture_output=True, cwd=cwd, timeout=120,
+        env=COLOUR_ENV,  # `show` colours a pipe only when told to
     )
 
 
@@ -210,6 +215,7 @@ def test_show_and_encode_read_lone_surrogates_as_tiktoken_does(tiktoken_gpt2):
     # tiktoken reads "a\udcffb", and the byte count is of what was encoded.
     shown = subprocess.run(
         [sys.executable, "-m", "bpe_course", "show", "--tokenizer", "gpt2", "--text", b"a\xffb"],
+        env=COLOUR_ENV,
         capture_output=True, timeout=120,
     )
     assert shown.returncode == 0, shown.stderr
@@ -219,7 +225,9 @@ def test_show_and_encode_read_lone_surrogates_as_tiktoken_does(tiktoken_gpt2):
     assert shown.stderr.decode() == f"{len(expected)} tokens, 5 bytes\n"
 
 
-def test_show(cli):
+def test_show(cli, monkeypatch):
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    monkeypatch.delenv("NO_COLOR", raising=False)
     code, out, err = cli(["show", "--tokenizer", "gpt2", "--text", "a <b> & c"])
     assert code == 0
     assert "\x1b[" in out.decode()

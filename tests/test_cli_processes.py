@@ -25,7 +25,7 @@ from bpe_course.folder import OUTPUT_FILES
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="needs POSIX signals")
 
-#: Runs ``bpe-course ARGS`` with ``bpe_course.cli.save_tokenizer_folder`` wrapped so that
+#: Runs ``bpe-course ARGS`` with ``bpe_course.folder.save_tokenizer_folder`` wrapped so that
 #: it prints "saving" and sleeps SLEEP seconds before (BEFORE=1) or while (BEFORE=0) saving;
 #: with NO_TRAINING=1, starting to train prints "training started" and exits with 99; with
 #: PUBLISHING_SLEEP or SUMMARY_SLEEP it prints "publishing" (in the final swap) or "summary"
@@ -58,8 +58,8 @@ HARNESS = textwrap.dedent(
             return real(*args, **kwargs)
         return paused
 
-    real_save = cli.save_tokenizer_folder
-    cli.save_tokenizer_folder = announce_and_wait
+    real_save = folder.save_tokenizer_folder
+    folder.save_tokenizer_folder = announce_and_wait
     if "PUBLISHING_SLEEP" in os.environ:  # pause inside the swap, signals held back
         folder.publish_folder = pause("publishing", folder.publish_folder)
     if "SUMMARY_SLEEP" in os.environ:  # pause after saving, before the summary
@@ -376,3 +376,22 @@ def test_odd_but_legal_paths_work_end_to_end(small_corpus, tmp_path):
     decoded = subprocess.run([*run, "decode", "--tokenizer", out], input=encoded.stdout,
                              capture_output=True, timeout=120)
     assert decoded.stdout == small_corpus.read_bytes()
+
+
+@pytest.mark.parametrize(
+    ("env", "coloured"),
+    [({}, False), ({"FORCE_COLOR": "1"}, True), ({"NO_COLOR": "1"}, False),
+     ({"NO_COLOR": "1", "FORCE_COLOR": "1"}, False)],
+)
+def test_show_colours_only_a_terminal_unless_told(env, coloured):
+    """Into a pipe (as here) no escape codes, unless FORCE_COLOR; NO_COLOR always wins."""
+    base = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR")}
+    result = subprocess.run(
+        [sys.executable, "-m", "bpe_course", "show", "--tokenizer", "gpt2", "--text",
+         "Hello, 你好"], capture_output=True, timeout=60, env={**base, **env},
+    )
+    assert result.returncode == 0
+    out = result.stdout.decode()
+    assert ("\x1b[" in out) == coloured
+    if not coloured:
+        assert out == "Hello|,| |你[e4 bd|a0]|好[e5 a5|bd]\n"
