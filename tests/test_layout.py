@@ -19,7 +19,7 @@ PACKAGE = Path(bpe_course.__file__).resolve().parent
 #: The teaching order; ``__init__``, ``__main__`` only gather and start.
 ORDER = [
     "utf8", "base", "naive", "pretokenize", "ranks", "interrupts", "chunks", "train",
-    "files", "export", "tokenizer", "folder", "openai", "data", "viz", "cli",
+    "files", "export", "merging", "tokenizer", "folder", "openai", "data", "viz", "cli",
 ]
 
 
