@@ -209,22 +209,30 @@ def reachable_tokens(
     ...                         list(range(256))))[256:]
     [256, 257]
     """
+    size = max(vocab, default=0) + 1
+    if size > 4 * len(vocab):
+        # Ids far apart would make the lists below huge; such vocabularies are rare.
+        return _reachable_by_encoding(vocab, pair_ranks, merged_ids, byte_ids)
     # The merges that can fire, in rank order: a pair listed twice fires at its first rank.
     effective = sorted((rank, pair) for pair, rank in pair_ranks.items())
-    made_at: dict[int, int] = dict.fromkeys(byte_ids, -1)
-    left_half: dict[int, int] = {}
-    right_half: dict[int, int] = {}
-    reachable = set(byte_ids)
+    unmade = NO_MERGE
+    made_at = [unmade] * size  # the rank of the merge that makes each token; -1 for bytes
+    left_half = [0] * size
+    right_half = [0] * size
+    reachable = bytearray(size)
+    for byte_id in byte_ids:
+        made_at[byte_id] = -1
+        reachable[byte_id] = 1
     rank_of = pair_ranks.get
     for made_rank, (left, right) in effective:
         made = merged_ids[made_rank]
-        left_made, right_made = made_at.get(left, made_rank), made_at.get(right, made_rank)
-        if left_made >= made_rank or right_made >= made_rank or made in made_at:
+        left_made, right_made = made_at[left], made_at[right]
+        if left_made >= made_rank or right_made >= made_rank or made_at[made] != unmade:
             return _reachable_by_encoding(vocab, pair_ranks, merged_ids, byte_ids)
         made_at[made] = made_rank
         left_half[made] = left
         right_half[made] = right
-        if left not in reachable or right not in reachable:
+        if not (reachable[left] and reachable[right]):
             continue
         left_ends = right_ends = NO_MERGE  # when the current spine tokens are used up
         while left_made >= 0 or right_made >= 0:
@@ -238,8 +246,8 @@ def reachable_tokens(
             if rank < left_ends and rank <= right_ends:
                 break  # this border pair is joined first: ``made`` cannot come out whole
         else:
-            reachable.add(made)
-    return reachable
+            reachable[made] = 1
+    return {token_id for token_id in range(size) if reachable[token_id]}
 
 
 def _reachable_by_encoding(

@@ -161,3 +161,26 @@ def test_reachable_at_the_border(merges, whole):
     last = ids_of[merges[-1][0] + merges[-1][1]]
     assert (last in reachable_tokens(vocab, pair_ranks, merged_ids, list(range(256)))) == whole
     assert (last in reachable_by_reference(merges)) == whole
+
+
+@given(merges=merge_lists(shuffle=False))
+def test_merges_in_order_take_the_spine_walk(merges):
+    # Learned merges are in order; the walk must decide them without encoding each token.
+    vocab, _, pair_ranks, merged_ids = tables(merges)
+    in_order = len({left + right for left, right in merges}) == len(merges)
+    with pytest.MonkeyPatch.context() as patch:
+        if in_order:
+            patch.setattr(merging, "_reachable_by_encoding", None)  # calling it would fail
+        found = reachable_tokens(vocab, pair_ranks, merged_ids, list(range(256)))
+    assert found == reachable_by_reference(merges)
+
+
+def test_far_apart_ids_are_answered_by_encoding():
+    merges = [(b"b", b"c"), (b"a", b"b"), (b"ab", b"c")]
+    far = {10**9: b"bc", 10**9 + 1: b"ab", 7 * 10**9: b"abc"}
+    vocab = {i: bytes([i]) for i in range(256)} | far
+    ids_of = {token: i for i, token in vocab.items()}
+    pair_ranks = {(ids_of[left], ids_of[right]): rank for rank, (left, right) in enumerate(merges)}
+    merged_ids = [ids_of[left + right] for left, right in merges]
+    found = reachable_tokens(vocab, pair_ranks, merged_ids, list(range(256)))
+    assert found == set(range(256)) | {10**9, 10**9 + 1}
