@@ -207,7 +207,7 @@ def test_encode_equals_the_reference_with_long_runs(tokenizers, text, name):
 
 
 def test_a_long_run_equals_the_reference(gpt2_tokenizer):
-    for text in ["-" * 3000, "a" * 2001, "中" * 700, "\n" * 999 + "x", "1" * 1500]:
+    for text in ["-" * 1000, "a" * 801, "中" * 300, "\n" * 599 + "x", "1" * 700, "ab" * 300]:
         assert gpt2_tokenizer.encode(text) == gpt2_tokenizer.encode_naive(text)
 
 
