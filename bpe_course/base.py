@@ -139,6 +139,11 @@ def corpus_paths(input_path: PathLike | Iterable[PathLike]) -> list[str]:
             raise FileNotFoundError(f"corpus file not found: {path}")
         if os.path.isdir(path):
             raise IsADirectoryError(f"corpus path is a directory, not a file: {path}")
+        if not os.path.isfile(path):
+            raise ValueError(
+                f"corpus path is not a regular file: {path} (training reads files in "
+                "chunks, so pipes and devices cannot be used; save the text to a file)"
+            )
         paths.append(path)
     return paths
 

@@ -11,12 +11,11 @@ Examples::
 ``--tokenizer`` takes a folder written by ``train``, or ``gpt2`` / ``cl100k_base`` /
 ``o200k_base``.
 
-This module only parses arguments and presents results; the work (training, saving a
-folder in one step, streaming UTF-8, stopping cleanly) is the library's. Mistakes get one
-line on stderr, never a traceback. Exit codes: 0 ok, 1 the input or a tokenizer file is
-bad (invalid UTF-8, an unknown id, a broken vocab.json), 2 the command line is wrong
-(unknown option, missing file, impossible vocab size, an output folder that cannot be
-used), 130 Ctrl-C, 143 SIGTERM.
+This module only parses arguments and presents results; the work is the library's.
+Mistakes get one line on stderr, never a traceback. Exit codes: 0 ok, 1 bad input or
+tokenizer files (invalid UTF-8, an unknown id, a broken vocab.json), 2 a wrong command
+line (unknown option, missing file, impossible vocab size, unusable --out), 130 Ctrl-C,
+143 SIGTERM.
 """
 
 from __future__ import annotations
@@ -28,13 +27,13 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from contextlib import contextmanager
-from typing import BinaryIO
+from typing import TypeVar
 
-from . import openai
-from .base import check_special_tokens, merges_to_learn
+from . import export, openai
+from .base import check_num_processes, check_special_tokens, corpus_paths, merges_to_learn
+from .data import corpus_head
 from .folder import (
     OUTPUT_FILES,
-    FolderError,
     claim_output_folder,
     load_tokenizer_folder,
     save_tokenizer_folder,
@@ -46,16 +45,13 @@ from .utf8 import InvalidUtf8Error, iter_utf8
 from .viz import ansi_tokens, bytes_per_token
 
 PROG = "bpe-course"
+T = TypeVar("T")
 
 #: Tokenizers that ``--tokenizer`` knows by name (they need no folder).
-BUILTIN_TOKENIZERS: dict[str, Callable[[], Tokenizer]] = {
-    "gpt2": openai.gpt2,
-    "cl100k_base": openai.cl100k_base,
-    "o200k_base": openai.o200k_base,
-}
+BUILTIN_TOKENIZERS = openai.BY_NAME
 
-#: ``train`` measures bytes per token on at most this many characters of the corpus.
-SUMMARY_SAMPLE_CHARS = 1_000_000
+#: ``train`` measures bytes per token on at most this many bytes of the corpus.
+SUMMARY_SAMPLE_BYTES = 1_000_000
 
 #: A token id on the command line: ASCII digits only (``int()`` would also take ``١٢`` or ``1_0``).
 TOKEN_ID = re.compile(r"[0-9]+")
@@ -63,6 +59,30 @@ TOKEN_ID = re.compile(r"[0-9]+")
 
 class UsageError(Exception):
     """The command line asks for something impossible (exit code 2)."""
+
+
+def printable(message: str) -> str:
+    """``message`` with lone surrogates written as ``\\udcff``.
+
+    Arguments that are not valid UTF-8 reach Python as lone surrogates (a file name with a
+    Latin-1 byte, say); echoing them in an error must not itself fail.
+    """
+    return message.encode("utf-8", errors="backslashreplace").decode("utf-8")
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, whose usage errors may quote arguments that are not valid UTF-8."""
+
+    def _print_message(self, message: str, file=None) -> None:
+        super()._print_message(printable(message), file)
+
+
+def checked(label: str, check: Callable[..., T], *args: object) -> T:
+    """``check(*args)``, with a ValueError or OSError turned into a usage error (exit 2)."""
+    try:
+        return check(*args)
+    except (OSError, ValueError, TypeError) as error:
+        raise UsageError(f"{label}{error}") from None
 
 
 @contextmanager
@@ -83,12 +103,11 @@ def read_text(path: str | None) -> str:
         return "".join(iter_utf8(stream, name))
 
 
-def write_out(text: str, stream: BinaryIO | None = None) -> None:
+def write_out(text: str) -> None:
     """Write ``text`` to stdout as UTF-8 whatever the terminal's encoding claims."""
     sys.stdout.flush()
-    buffer = stream or sys.stdout.buffer
-    buffer.write(text.encode("utf-8", errors="replace"))
-    buffer.flush()
+    sys.stdout.buffer.write(text.encode("utf-8", errors="replace"))
+    sys.stdout.buffer.flush()
 
 
 def load_tokenizer(spec: str) -> Tokenizer:
@@ -105,44 +124,18 @@ def load_tokenizer(spec: str) -> Tokenizer:
     return load_tokenizer_folder(spec)
 
 
-def corpus_sample(paths: Sequence[str], max_chars: int) -> str:
-    """The first ``max_chars`` characters of the corpus files, for the summary."""
-    parts: list[str] = []
-    for path in paths:
-        if max_chars <= 0:
-            break
-        with open(path, encoding="utf-8", errors="replace", newline="") as file:
-            parts.append(file.read(max_chars))
-        max_chars -= len(parts[-1])
-    return "".join(parts)
-
-
 def cmd_train(args: argparse.Namespace) -> int:
     from .train import train_bpe
 
     # Everything that can be checked is checked before the corpus is read.
-    try:
-        specials = check_special_tokens(args.special_tokens)
-    except ValueError as error:
-        raise UsageError(f"--special-tokens: {error}") from None
-    try:
-        wanted = merges_to_learn(args.vocab_size, specials)
-    except ValueError as error:
-        raise UsageError(f"--vocab-size: {error}") from None
-    for path in args.corpus:
-        if not os.path.isfile(path):
-            raise UsageError(f"corpus file not found: {path}")
-    if args.processes is not None and args.processes < 1:
-        raise UsageError(f"--processes must be at least 1, got {args.processes}")
-    try:
-        claim = claim_output_folder(args.out, force=args.force)
-        # An empty tokenizer with these special tokens must survive every export.
-        pattern = NAMED_PATTERNS[args.pattern]
-        probe = Tokenizer({i: bytes([i]) for i in range(256)}, [], specials, pattern)
-        probe.to_hf()
-    except (FolderError, ValueError) as error:
-        raise UsageError(f"--out {args.out!r}: {error}" if isinstance(error, FolderError)
-                         else str(error)) from None
+    pattern = NAMED_PATTERNS[args.pattern]
+    specials = checked("--special-tokens: ", check_special_tokens, args.special_tokens)
+    wanted = checked("--vocab-size: ", merges_to_learn, args.vocab_size, specials)
+    checked("", corpus_paths, args.corpus)
+    checked("--processes: ", check_num_processes, args.processes)
+    checked("--special-tokens: ", export.check_exportable, specials, pattern)
+    claim = checked(f"--out {args.out!r}: ", claim_output_folder, args.out, args.force,
+                    args.corpus)
 
     start = time.perf_counter()
     vocab, merges = train_bpe(
@@ -154,12 +147,13 @@ def cmd_train(args: argparse.Namespace) -> int:
     save_tokenizer_folder(tokenizer, claim)
 
     try:
-        sample = corpus_sample(args.corpus, SUMMARY_SAMPLE_CHARS)
+        sample = corpus_head(args.corpus, SUMMARY_SAMPLE_BYTES)
         ratio = bytes_per_token(tokenizer, sample) if sample else 0.0
     except KeyboardInterrupt:
         return fail(f"interrupted the summary; the tokenizer is saved in {args.out}", 130)
     short = "" if len(merges) == wanted else f" (asked for {wanted}: the corpus ran out of pairs)"
-    which = "the corpus" if len(sample) < SUMMARY_SAMPLE_CHARS else "the corpus's first 1M chars"
+    sampled = sum(os.path.getsize(path) for path in args.corpus) > SUMMARY_SAMPLE_BYTES
+    which = "the corpus's first 1 MB" if sampled else "the corpus"
     print(f"learned {len(merges)} merges{short} in {seconds:.1f} s; vocab size {len(vocab)}")
     print(f"bytes per token on {which}: {ratio:.2f}")
     print(f"wrote {', '.join(OUTPUT_FILES)} to {args.out}")
@@ -168,21 +162,19 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 def cmd_encode(args: argparse.Namespace) -> int:
     tokenizer = load_tokenizer(args.tokenizer)
-    count = 0
-    separator = ""  # nothing written yet, so no space before the first batch
-    batch: list[str] = []
+    count, batch = 0, []
     with open_input(args.file) as (stream, name):
         for token_id in tokenizer.encode_iterable(iter_utf8(stream, name)):
             count += 1
             if not args.count:
                 batch.append(str(token_id))
-                if len(batch) >= 8192:
-                    write_out(separator + " ".join(batch))
-                    separator, batch = " ", []
+                if len(batch) >= 8192:  # ids go out in batches, each but the first after a space
+                    write_out((" " if count > len(batch) else "") + " ".join(batch))
+                    batch = []
     if args.count:
         write_out(f"{count}\n")
     else:
-        write_out((separator if batch else "") + " ".join(batch) + "\n")
+        write_out((" " if batch and count > len(batch) else "") + " ".join(batch) + "\n")
     return 0
 
 
@@ -218,9 +210,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog=PROG, description="Train, use and look at byte-level BPE tokenizers."
-    )
+    parser = Parser(prog=PROG, description="Train, use and look at byte-level BPE tokenizers.")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     train = commands.add_parser("train", help="train a tokenizer on text files")
@@ -263,7 +253,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def fail(message: str, code: int) -> int:
-    print(f"{PROG}: error: {message}", file=sys.stderr)
+    print(printable(f"{PROG}: error: {message}"), file=sys.stderr)
     return code
 
 

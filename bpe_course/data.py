@@ -12,10 +12,12 @@ from __future__ import annotations
 import os
 import sysconfig
 import urllib.request
+from collections.abc import Sequence
 from pathlib import Path
 
 from .base import ENDOFTEXT
 from .files import atomic_write
+from .utf8 import decode_text
 
 #: The course's own texts, beside the package in the repository.
 DATA_DIR = Path(__file__).resolve().parent.parent / "data"
@@ -86,6 +88,22 @@ def python_source(max_bytes: int, separator: str = ENDOFTEXT) -> str:
         total += len(document.encode("utf-8")) + len(separator.encode("utf-8"))
     joined = separator.join(documents).encode("utf-8")[:max_bytes]
     return joined.decode("utf-8", errors="ignore")
+
+
+def corpus_head(paths: Sequence[str | os.PathLike[str]], max_bytes: int) -> str:
+    """The first ``max_bytes`` of the files in ``paths``, one after the other, as text.
+
+    Invalid UTF-8 becomes U+FFFD: this is a sample to measure, not the corpus to train on.
+    """
+    parts: list[str] = []
+    for path in paths:
+        if max_bytes <= 0:
+            break
+        with open(path, "rb") as file:
+            data = file.read(max_bytes)
+        max_bytes -= len(data)
+        parts.append(decode_text(data, path, errors="replace"))
+    return "".join(parts)
 
 
 def write_python_source(path: str | os.PathLike[str], max_bytes: int) -> Path:

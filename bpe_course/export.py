@@ -38,6 +38,8 @@ import base64
 import json
 import os
 import re
+from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from .base import BPETables, first_difference
@@ -88,17 +90,45 @@ def _ordinary_tokens(tokenizer: BPETables) -> list[tuple[int, bytes]]:
 # Hugging Face ---------------------------------------------------------------------------
 
 
-def _decodes_back(content: str) -> bool:
+def decodes_back(content: str) -> bool:
     """Would HF's ``ByteLevel`` decoder turn this added token back into its own UTF-8?
 
     The decoder maps each character through GPT-2's byte table when *every* character is
-    in it, else it keeps the token's UTF-8. A token like ``<|é|>`` is all table characters,
-    and ``é`` (U+00E9) stands for the byte 0xE9 there, so it would decode wrongly.
+    in it, else it keeps the token's UTF-8. A token like ``<|é|>`` or ``«eos»`` is all table
+    characters, and ``é`` (U+00E9) stands for the byte 0xE9 there, so it would decode to
+    invalid UTF-8; :func:`hf_decoder` rewrites such tokens first.
+
+    >>> decodes_back("<|endoftext|>"), decodes_back("<|é|>")
+    (True, False)
     """
     table = unicode_to_bytes()
     if not all(char in table for char in content):
         return True
     return bytes(table[char] for char in content) == content.encode("utf-8")
+
+
+def onig_literal(text: str) -> str:
+    """``text`` as an Oniguruma regex that matches exactly it (ASCII punctuation escaped)."""
+    return "".join("\\" + char if char.isascii() and not char.isalnum() else char for char in text)
+
+
+def hf_decoder(special_tokens: Iterable[str]) -> dict[str, Any]:
+    """HF's ``ByteLevel`` decoder, preceded by a rewrite of each special token it would garble.
+
+    Decoders run token by token, so a ``Replace`` anchored at both ends (``^«eos»$``) sees
+    only a token that *is* the special token, and swaps it for its byte-level spelling
+    (``Â«eosÂ»``), which ``ByteLevel`` then turns into the right UTF-8. An ordinary token
+    cannot be spelled the same way (:func:`hf_json` refuses such a collision).
+    """
+    byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True,
+                  "use_regex": False}
+    rewrites = [
+        {"type": "Replace", "pattern": {"Regex": f"^{onig_literal(content)}$"},
+         "content": token_to_str(content.encode("utf-8"))}
+        for content in special_tokens
+        if not decodes_back(content)
+    ]
+    return {"type": "Sequence", "decoders": [*rewrites, byte_level]} if rewrites else byte_level
 
 
 def hf_json(tokenizer: BPETables) -> dict[str, Any]:
@@ -114,11 +144,6 @@ def hf_json(tokenizer: BPETables) -> dict[str, Any]:
         vocab[key] = token_id
     added = []
     for content, token_id in tokenizer.special_tokens.items():
-        if not _decodes_back(content):
-            raise ValueError(
-                f"special token {content!r} would not decode back through Hugging Face's "
-                "ByteLevel decoder (its characters spell other bytes in GPT-2's byte table)"
-            )
         # HF gives an added token the id the model has for its text, so the model's vocab
         # must know the token under its plain text.
         if vocab.setdefault(content, token_id) != token_id:
@@ -161,12 +186,7 @@ def hf_json(tokenizer: BPETables) -> dict[str, Any]:
             ],
         },
         "post_processor": None,
-        "decoder": {
-            "type": "ByteLevel",
-            "add_prefix_space": False,
-            "trim_offsets": True,
-            "use_regex": False,
-        },
+        "decoder": hf_decoder(tokenizer.special_tokens),
         "model": {
             "type": "BPE",
             "dropout": None,
@@ -267,3 +287,29 @@ def save_tiktoken(tokenizer: BPETables, path: str | os.PathLike[str]) -> None:
     with atomic_write(path) as file:
         for token, rank in sorted(ranks.items(), key=lambda item: item[1]):
             file.write(f"{base64.b64encode(token).decode('ascii')} {rank}\n")
+
+
+def check_exportable(special_tokens: Iterable[str], pattern: str) -> None:
+    """Raise ``ValueError`` now if a tokenizer with these special tokens and this pattern
+    could not be exported, so a long training does not end in a failed save.
+
+    Whether an export works depends only on the special tokens and the pattern, not on
+    the merges, so an empty tokenizer (just the 256 bytes) stands in for the trained one.
+    """
+    vocab = {byte: bytes([byte]) for byte in range(256)}
+    for token in special_tokens:
+        vocab[len(vocab)] = token.encode("utf-8")
+    specials = {token: 256 + index for index, token in enumerate(special_tokens)}
+    stand_in = _StandIn(vocab, [], specials, pattern)
+    hf_json(stand_in)
+    tiktoken_ranks(stand_in)
+
+
+@dataclass
+class _StandIn:
+    """The four tables of :class:`~bpe_course.base.BPETables`, for :func:`check_exportable`."""
+
+    vocab: dict[int, bytes]
+    merges: list[tuple[bytes, bytes]]
+    special_tokens: dict[str, int]
+    pattern: str

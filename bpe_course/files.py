@@ -175,12 +175,28 @@ def write_merges_txt(path: str | os.PathLike[str], merges: list[tuple[bytes, byt
 def read_vocab_json(path: str | os.PathLike[str]) -> dict[int, bytes]:
     """Read ``{token: id}`` written with GPT-2's byte-to-unicode mapping."""
     path = os.fspath(path)
+
+    def refuse_repeats(pairs: list[tuple[str, object]]) -> dict[str, object]:
+        seen: dict[str, object] = {}
+        for key, value in pairs:
+            if key in seen:
+                raise ValueError(
+                    f"{path}: token {key!r} appears twice (ids {seen[key]} and {value})"
+                )
+            seen[key] = value
+        return seen
+
     try:
-        with open(path, encoding="utf-8") as file:
-            raw = json.load(file)
+        # utf-8-sig: a byte order mark at the start (Windows Notepad writes one) is skipped.
+        with open(path, encoding="utf-8-sig") as file:
+            raw = json.load(file, object_pairs_hook=refuse_repeats)
     except FileNotFoundError:
         raise FileNotFoundError(f"vocab file not found: {path}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+    except UnicodeDecodeError as error:
+        raise ValueError(
+            f"{path}: not UTF-8 at byte offset {error.start} ({error.reason})"
+        ) from None
+    except json.JSONDecodeError as error:
         raise ValueError(f"{path}: not a valid JSON vocabulary ({error})") from None
     if not isinstance(raw, dict):
         raise ValueError(f"{path}: expected a JSON object {{token: id}}, got {type(raw).__name__}")
@@ -204,19 +220,26 @@ def read_merge_lines(path: str | os.PathLike[str]) -> list[tuple[int, bytes, byt
     path = os.fspath(path)
     merges: list[tuple[int, bytes, bytes]] = []
     try:
-        file = open(path, encoding="utf-8")
+        with open(path, "rb") as file:
+            raw_lines = file.read().split(b"\n")
     except FileNotFoundError:
         raise FileNotFoundError(f"merges file not found: {path}") from None
-    with file:
-        for number, line in enumerate(file, start=1):
-            line = line.rstrip("\r\n")
-            if not line or (number == 1 and line.startswith("#version")):
-                continue
-            parts = line.split(" ")
-            if len(parts) != 2 or not parts[0] or not parts[1]:
-                raise ValueError(
-                    f"{path}:{number}: expected two tokens separated by one space, got {line!r}"
-                )
-            where = f"{path}:{number}"
-            merges.append((number, str_to_token(parts[0], where), str_to_token(parts[1], where)))
+    if raw_lines and raw_lines[0].startswith(b"\xef\xbb\xbf"):
+        raw_lines[0] = raw_lines[0][3:]  # a byte order mark, as Notepad writes
+    for number, raw_line in enumerate(raw_lines, start=1):
+        try:
+            line = raw_line.decode("utf-8").rstrip("\r")
+        except UnicodeDecodeError as error:
+            raise ValueError(
+                f"{path}:{number}: not UTF-8 at byte {error.start + 1} of the line ({error.reason})"
+            ) from None
+        if not line or (number == 1 and line.startswith("#version")):
+            continue
+        parts = line.split(" ")
+        if len(parts) != 2 or not parts[0] or not parts[1]:
+            raise ValueError(
+                f"{path}:{number}: expected two tokens separated by one space, got {line!r}"
+            )
+        where = f"{path}:{number}"
+        merges.append((number, str_to_token(parts[0], where), str_to_token(parts[1], where)))
     return merges

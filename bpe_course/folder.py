@@ -19,6 +19,7 @@ import json
 import os
 import shutil
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .files import publish_folder
@@ -89,16 +90,30 @@ def _inode(path: str) -> int | None:
         return None
 
 
-def claim_output_folder(out: str, *, force: bool = False) -> OutputClaim:
+def _inside(path: str, folder: str) -> bool:
+    return os.path.commonpath([os.path.realpath(path), folder]) == folder
+
+
+def claim_output_folder(
+    out: str, force: bool = False, keep: Sequence[str] = ()
+) -> OutputClaim:
     """Check, before any work, that a tokenizer can be saved at ``out``; remember what is there.
 
     Raises :class:`FolderError` when ``out`` is empty text, is a file, lies under a file
     or in a folder that cannot be written, or is a non-empty folder that is not a tokenizer
-    folder of ours (unless ``force``).
+    folder of ours (unless ``force``). Even with ``force``, a folder holding the current
+    directory or any path in ``keep`` (the corpus files) is never replaced: saving swaps the
+    whole folder, and they would go with it. A symbolic link is followed to its folder.
     """
     if not isinstance(out, str) or not out.strip():
         raise FolderError("the output folder must be a non-empty path")
-    target = os.path.abspath(out)
+    target = os.path.realpath(out)
+    for path in [os.getcwd(), *keep]:
+        if _inside(path, target):
+            raise FolderError(
+                f"{out!r} holds {path!r}, which replacing the folder would delete; "
+                "save the tokenizer in a folder of its own"
+            )
     if os.path.exists(target) and not os.path.isdir(target):
         raise FolderError(f"{out!r} is a file, not a folder")
     parent = os.path.dirname(target)
@@ -107,8 +122,10 @@ def claim_output_folder(out: str, *, force: bool = False) -> OutputClaim:
         existing = os.path.dirname(existing)
     if not os.path.isdir(existing):
         raise FolderError(f"cannot create {out!r}: {existing!r} is a file, not a folder")
-    if not os.access(existing, os.W_OK | os.X_OK):
-        raise FolderError(f"cannot write to {existing!r} (permission denied)")
+    try:  # the only sure test of "can I create things here" (root ignores permission bits)
+        os.rmdir(tempfile.mkdtemp(prefix=".bpe-course-check-", dir=existing))
+    except OSError as error:
+        raise FolderError(f"cannot write to {existing!r} ({error.strerror})") from None
     if os.path.isdir(target) and os.listdir(target) and not is_tokenizer_folder(target):
         if not force:
             raise FolderError(

@@ -221,6 +221,10 @@ def o200k_base() -> Tokenizer:
     return load_rank_encoding("o200k_base")
 
 
+#: The tokenizers this module loads, by their tiktoken names.
+BY_NAME = {"gpt2": gpt2, "cl100k_base": cl100k_base, "o200k_base": o200k_base}
+
+
 def _tiktoken_gpt2_pattern() -> str:
     """tiktoken's own spelling of GPT-2's pattern (faster, same splits) when it has one."""
     try:

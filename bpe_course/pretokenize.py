@@ -35,7 +35,8 @@ GPT4_PATTERN = (
 
 #: o200k_base's pattern (GPT-4o and later), as tiktoken ships it, one alternative a line.
 #: Letters are now case-aware: a word is "some upper-case letters, then lower-case ones"
-#: (``HTTPServer`` -> ``HTTP`` + ``Server``) or "upper-case letters, then perhaps lower-case"
+#: (``camelCase`` -> ``camel`` + ``Case``; ``HTTPServer`` stays one piece, which the merges
+#: then cut into ``HTTP`` + ``Server``) or "upper-case letters, then perhaps lower-case"
 #: (``IPHONE``), where Lt/Lm/Lo letters and marks count as both, so scripts without case keep
 #: whole words. A contraction in any case stays glued to its word (``don't`` is one piece).
 #: Digits come in threes, punctuation keeps trailing newlines *and slashes*, and newline

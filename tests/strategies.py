@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-ENDOFTEXT = "<|endoftext|>"
+from bpe_course.base import ENDOFTEXT
 
 # fmt: off
 #: Pieces that sit on the edges of GPT-2's and GPT-4's split patterns.

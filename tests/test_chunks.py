@@ -6,10 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from bpe_course.base import ENDOFTEXT
 from bpe_course.chunks import count_file_pretokens, find_chunk_boundaries
 from bpe_course.pretokenize import GPT2_PATTERN, GPT4_PATTERN, count_pretokens
-
-ENDOFTEXT = "<|endoftext|>"
 
 
 def write(tmp_path: Path, text: str, name: str = "corpus.txt") -> Path:

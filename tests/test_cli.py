@@ -11,15 +11,17 @@ from pathlib import Path
 
 import pytest
 import tiktoken
+from hypothesis import given
+from hypothesis import strategies as st
 from tiktoken.load import load_tiktoken_bpe
 from tokenizers import Tokenizer as HFTokenizer
 
 from bpe_course import GPT4_PATTERN, Tokenizer
 from bpe_course import train as train_module
+from bpe_course.base import ENDOFTEXT
 from bpe_course.cli import OUTPUT_FILES, load_tokenizer, main
 from bpe_course.data import english_prose
 
-ENDOFTEXT = "<|endoftext|>"
 SAMPLE = "Hello   world, it's 2024!\r\n\tdef f(x): return x**2  # 你好 🙂<|endoftext|>bye\n"
 ANSI_CODE = re.compile(r"\x1b\[[0-9;]*m")
 
@@ -351,3 +353,55 @@ def test_reading_utf8_in_small_blocks(monkeypatch):
     with pytest.raises(InvalidUtf8Error) as caught:
         list(utf8.iter_utf8(io.BytesIO(data), "t"))
     assert caught.value.offset == len("añb你".encode())
+
+
+# Fuzzing: whatever the arguments, a line on stderr and an exit code, never a traceback ----
+
+_words = st.text(st.characters(codec="utf-8"), max_size=12) | st.sampled_from(
+    ["0", "15496", "-1", "99999999", "1_000", "١٢", " 7", "7 ", "", "--", "-", "--count",
+     "--text", "--tokenizer", "gpt2", "cl100k_base", "o200k_base", "nope", "/", "/dev/null",
+     "\udc80", "a\ud83db", "\ud83d\ude00"]  # lone surrogates: argv bytes that are not UTF-8
+)
+
+
+@given(
+    command=st.sampled_from(["encode", "decode", "show"]),
+    tokenizer=st.sampled_from(["gpt2", "cl100k_base", "nowhere", "", "/"]),
+    words=st.lists(_words, max_size=5),
+    stdin=st.binary(max_size=40) | st.text(max_size=40).map(str.encode),
+)
+def test_no_argument_ever_gets_a_traceback(cli, command, tokenizer, words, stdin):
+    code, out, err = cli([command, "--tokenizer", tokenizer, *words], stdin=stdin)
+    assert isinstance(code, int)
+    assert "Traceback" not in err
+    if code:
+        assert_one_line_error(err)
+
+
+@pytest.mark.parametrize("where", ["corpus_folder", "cwd", "parent_of_cwd"])
+def test_force_never_replaces_a_folder_holding_the_corpus_or_the_cwd(
+    where, tmp_path, cli, monkeypatch
+):
+    folder = tmp_path / "work"
+    (folder / "sub").mkdir(parents=True)
+    corpus = folder / "corpus.txt"
+    corpus.write_text(english_prose(5_000), encoding="utf-8")
+    monkeypatch.chdir(folder / "sub" if where == "parent_of_cwd" else folder)
+    out = "." if where == "cwd" else str(folder)
+    code, _, err = cli(["train", str(corpus), "--vocab-size", "260", "--out", out, "--quiet",
+                        "--force"])
+    assert code == 2 and "would delete" in err
+    assert corpus.read_text(encoding="utf-8") == english_prose(5_000)
+
+
+def test_out_through_a_symbolic_link_saves_into_the_linked_folder(corpus, tmp_path, cli):
+    real = tmp_path / "real"
+    real.mkdir()
+    (tmp_path / "link").symlink_to(real)
+    assert cli(["train", str(corpus), "--vocab-size", "260", "--out", str(tmp_path / "link"),
+                "--quiet"])[0] == 0
+    assert (tmp_path / "link").is_symlink()
+    assert sorted(p.name for p in real.iterdir()) == sorted(OUTPUT_FILES)
+    assert cli(["train", str(corpus), "--vocab-size", "270", "--out", str(tmp_path / "link"),
+                "--quiet"])[0] == 0
+    assert json.loads((real / "config.json").read_text())["vocab_size"] == 270

@@ -279,6 +279,17 @@ def test_exports_refuse_duplicate_bytes():
         hf_json(ours)
 
 
-def test_hf_refuses_special_tokens_it_would_decode_wrongly():
-    with pytest.raises(ValueError, match="decode back"):
-        hf_json(Tokenizer(byte_vocab(), [], ["<|é|>"]))
+@pytest.mark.parametrize("special", ["<|é|>", "«eos»", "<ä|ö>", "[é]", "é^$.*+?()", "»»"])
+def test_hf_carries_special_tokens_that_bytelevel_would_garble(special):
+    ours = Tokenizer(byte_vocab(), [], ["<|endoftext|>", special])
+    hf = ours.to_hf()
+    for text in [special, f"a{special}b", f"{special}{special} é", f" {special}\n<|endoftext|>"]:
+        ids = hf.encode(text).ids
+        assert ids == ours.encode(text)
+        assert hf.decode(ids, skip_special_tokens=False) == text
+
+
+def test_hf_refuses_a_special_token_spelled_like_an_ordinary_token():
+    # "»" is how the vocabulary spells the byte 0xBB; HF would give the special token id 187.
+    with pytest.raises(ValueError, match="same spelling as ordinary token id 187"):
+        hf_json(Tokenizer(byte_vocab(), [], ["»"]))

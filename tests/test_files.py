@@ -200,3 +200,30 @@ def test_atomic_write_replaces_only_on_success(tmp_path):
         file.write(b"\x00\xff")
     assert (tmp_path / "data.bin").read_bytes() == b"\x00\xff"
     assert leftovers(tmp_path) == []
+
+
+@pytest.mark.parametrize("can_exchange", [True, False])
+def test_publish_folder_replaces_the_whole_folder(tmp_path, monkeypatch, can_exchange):
+    from bpe_course import files
+
+    if not can_exchange:  # a system without renameat2: move aside, then move in
+        monkeypatch.setattr(files, "exchange_paths", lambda first, second: False)
+    target = tmp_path / "tok"
+    target.mkdir()
+    (target / "old.txt").write_text("old")
+    staging = tmp_path / "staging"
+    staging.mkdir()
+    (staging / "new.txt").write_text("new")
+    files.publish_folder(str(staging), str(target))
+    assert sorted(p.name for p in target.iterdir()) == ["new.txt"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["tok"]
+
+
+def test_publish_folder_into_a_new_place(tmp_path):
+    from bpe_course.files import publish_folder
+
+    staging = tmp_path / "staging"
+    staging.mkdir()
+    (staging / "a").write_text("a")
+    publish_folder(str(staging), str(tmp_path / "new"))
+    assert (tmp_path / "new" / "a").read_text() == "a" and not staging.exists()
