@@ -113,6 +113,16 @@ def merge_long(ids: list[int], pair_ranks: PairRanks, merged_ids: Sequence[int])
     buckets = dict(buckets)
     pending = list(buckets)
     heapify(pending)
+
+    def remember(position: int, rank: int) -> None:
+        """Put ``position`` in the bucket of ``rank``, opening the bucket if it is new."""
+        bucket = buckets.get(rank)
+        if bucket is None:
+            buckets[rank] = [position]
+            heappush(pending, rank)
+        else:
+            bucket.append(position)
+
     while pending:
         current = heappop(pending)
         positions = buckets.pop(current)
@@ -128,27 +138,16 @@ def merge_long(ids: list[int], pair_ranks: PairRanks, merged_ids: Sequence[int])
             lowest = NO_MERGE
             if after < n:
                 prev_start[after] = i
-                rank = rank_at[i] = rank_of((joined, token[after]), NO_MERGE)
-                if rank != NO_MERGE:
-                    bucket = buckets.get(rank)
-                    if bucket is None:
-                        buckets[rank] = [i]
-                        heappush(pending, rank)
-                    else:
-                        bucket.append(i)
-                    lowest = rank
+                lowest = rank_at[i] = rank_of((joined, token[after]), NO_MERGE)
+                if lowest != NO_MERGE:
+                    remember(i, lowest)
             else:
                 rank_at[i] = NO_MERGE
             before = prev_start[i]
             if before >= 0:
                 rank = rank_at[before] = rank_of((token[before], joined), NO_MERGE)
                 if rank != NO_MERGE:
-                    bucket = buckets.get(rank)
-                    if bucket is None:
-                        buckets[rank] = [before]
-                        heappush(pending, rank)
-                    else:
-                        bucket.append(before)
+                    remember(before, rank)
                     lowest = min(lowest, rank)
             if lowest < current:
                 # A lower rank appeared: it goes first, and the rest of this bucket waits.

@@ -14,6 +14,14 @@ from bpe_course import tokenizer as tokenizer_module
 from bpe_course.data import english_prose
 from bpe_course.utf8 import byte_vocab
 
+#: A run of one character or a short pattern, long enough for the bucket loop.
+long_run = st.tuples(
+    st.sampled_from(["a", "-", "1", "中", " ", "\n", " \n", "ab", "=-", "\u00e9", "😀"]),
+    st.integers(30, 300),
+).map(lambda run: run[0] * run[1])
+
+special_text_with_runs = st.lists(special_text | long_run, max_size=4).map("".join)
+
 
 def tokenizer_with(merges: list[tuple[bytes, bytes]], special_tokens=None) -> Tokenizer:
     """A tokenizer whose ids are the 256 bytes, then one id per merge, then specials."""
@@ -191,13 +199,6 @@ def test_hand_made_vocabularies_match_hugging_face(tokenizer, data):
 
 # Long pretokens ---------------------------------------------------------------------------
 
-#: A run of one character or a short pattern, long enough for the bucket loop.
-long_run = st.tuples(
-    st.sampled_from(["a", "-", "1", "中", " ", "\n", " \n", "ab", "=-", "\u00e9", "😀"]),
-    st.integers(30, 300),
-).map(lambda run: run[0] * run[1])
-
-special_text_with_runs = st.lists(special_text | long_run, max_size=4).map("".join)
 
 
 @given(text=special_text_with_runs, name=st.sampled_from(["trained", "gpt2"]))
@@ -209,20 +210,6 @@ def test_encode_equals_the_reference_with_long_runs(tokenizers, text, name):
 def test_a_long_run_equals_the_reference(gpt2_tokenizer):
     for text in ["-" * 1000, "a" * 801, "中" * 300, "\n" * 599 + "x", "1" * 700, "ab" * 300]:
         assert gpt2_tokenizer.encode(text) == gpt2_tokenizer.encode_naive(text)
-
-
-@given(
-    data=st.data(),
-    text=special_text_with_runs,
-    buffer=st.integers(1, 400),
-    name=st.sampled_from(["trained", "gpt2", "cl100k"]),
-)
-def test_encode_iterable_matches_encode_with_long_runs(tokenizers, data, text, buffer, name):
-    tokenizer = tokenizers[name]
-    chunks = data.draw(split_points(text))
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(tokenizer_module, "STREAM_BUFFER", buffer)
-        assert list(tokenizer.encode_iterable(chunks)) == tokenizer.encode(text)
 
 
 def test_encode_iterable_does_not_rescan_a_long_run_for_every_chunk(monkeypatch):
@@ -337,13 +324,14 @@ def test_decode_inverts_encode_on_prose(trained_tokenizer):
 
 @given(
     data=st.data(),
-    text=special_text,
-    buffer=st.integers(1, 50),
+    text=special_text_with_runs,
+    buffer=st.integers(1, 50) | st.integers(51, 400),
     name=st.sampled_from(["trained", "gpt2", "cl100k"]),
 )
 def test_encode_iterable_matches_encode(tokenizers, data, text, buffer, name):
     # With a tiny buffer the stream is cut at every few characters, inside special tokens,
-    # whitespace runs and words, and each cut must leave the ids unchanged.
+    # whitespace runs, long runs of one character and words, and each cut must leave the
+    # ids unchanged.
     tokenizer = tokenizers[name]
     chunks = data.draw(split_points(text))
     with pytest.MonkeyPatch.context() as patch:
