@@ -187,6 +187,9 @@ def reachable_tokens(
     for any other, replaying the merges gives several tokens, and that is the answer.
     A vocabulary learned by BPE has only reachable tokens, and so do OpenAI's files, but a
     hand-made one need not (``"abc"`` with merges ``b+c``, ``a+b``, ``ab+c`` is [a, bc]).
+    So does any rank file that :func:`bpe_course.ranks.merges_from_ranks` can read: it
+    rebuilt each token by running BPE over the lower ranks, which is this check. There,
+    tiktoken's rule (a pretoken spelled like a token is that token) and ours agree.
 
     Encoding every token's bytes would answer this, at a few microseconds a token. When the
     merges are *in order* (each joins two tokens made by earlier merges, and no two merges

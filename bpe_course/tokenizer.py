@@ -6,11 +6,18 @@ applied in the order they were learned: always the earliest-learned merge that s
 applies (:mod:`bpe_course.merging` does that in time close to linear in the pretoken).
 
 Most of the work is not merging at all. The same pretokens come back again and again
-("the", " of", four spaces), and most of them are spelled exactly like one token. So the
-ids of each pretoken live in one table keyed by its text: every token that the merges
-build whole from its own bytes is put there when the tokenizer is made, and any other
-pretoken is added the first time it is seen, up to a fixed number, so memory never grows
-with the input. Encoding a text is then one regex scan and one table lookup per pretoken.
+("the", " of", four spaces), and most of them are spelled exactly like one token. So when
+the tokenizer is made, it lists every token that the merges build whole from its own
+bytes (a pretoken spelled like one of those *is* that token, with no merging), and while
+encoding it keeps the ids of the pretokens it has seen lately in a cache of fixed size,
+so memory never grows with the input. Encoding a text is then one regex scan and one
+cache lookup per pretoken; only a pretoken not seen lately is looked up in the list or
+merged.
+
+A token the merges do not build whole is never a shortcut: with merges ``b+c``, ``a+b``,
+``ab+c`` the text ``"abc"`` is ``a`` + ``bc`` even though ``"abc"`` is in the vocabulary
+(tiktoken would answer ``abc``; vocabularies learned by BPE, and OpenAI's, have no such
+tokens, so there the two rules agree).
 """
 
 from __future__ import annotations

@@ -9,7 +9,12 @@ answer is.
 
 from __future__ import annotations
 
+import base64
+import tempfile
+from pathlib import Path
+
 import pytest
+import tiktoken
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -22,6 +27,9 @@ from bpe_course.merging import (
     reachable_tokens,
 )
 from bpe_course.naive import encode_naive
+from bpe_course.openai import load_tiktoken_file
+from bpe_course.pretokenize import GPT2_PATTERN
+from bpe_course.ranks import merges_from_ranks
 from bpe_course.utf8 import byte_vocab
 
 ALPHABET = b"abc"
@@ -184,3 +192,44 @@ def test_far_apart_ids_are_answered_by_encoding():
     merged_ids = [ids_of[left + right] for left, right in merges]
     found = reachable_tokens(vocab, pair_ranks, merged_ids, list(range(256)))
     assert found == set(range(256)) | {10**9, 10**9 + 1}
+
+
+# Rank tables: tiktoken's rule ----------------------------------------------------------------
+
+
+@st.composite
+def rank_tables(draw) -> dict[bytes, int]:
+    """A ``.tiktoken`` table over "abc": each new token joins two earlier ones, and is kept
+    only if the table can still be read (BPE over the lower ranks builds every token from
+    exactly two parts), the condition :func:`load_tiktoken_file` checks."""
+    ranks = {bytes([byte]): byte for byte in range(256)}
+    tokens = [bytes([byte]) for byte in ALPHABET]
+    for _ in range(draw(st.integers(0, 30))):
+        token = draw(st.sampled_from(tokens)) + draw(st.sampled_from(tokens))
+        if token in ranks:
+            continue
+        try:
+            merges_from_ranks(ranks | {token: len(ranks)})
+        except ValueError:
+            continue
+        ranks[token] = len(ranks)
+        tokens.append(token)
+    return ranks
+
+
+@given(ranks=rank_tables(), text=st.lists(alphabet_text, max_size=3).map(b" ".join))
+def test_rank_files_give_tiktoken_ids(ranks, text):
+    # tiktoken answers a piece spelled like a token with it, and joins any pair whose
+    # concatenation is a token. For a table that merges_from_ranks can read, every token
+    # comes out whole from its bytes and only the recovered merges ever join, so our
+    # rule (merges, shortcut for reachable tokens) gives tiktoken's ids.
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "table.tiktoken"
+        path.write_text("".join(f"{base64.b64encode(t).decode()} {r}\n" for t, r in ranks.items()))
+        ours = load_tiktoken_file(path, GPT2_PATTERN)
+    theirs = tiktoken.Encoding(
+        "table", pat_str=GPT2_PATTERN, mergeable_ranks=ranks, special_tokens={}
+    )
+    tables = ours.vocab, ours._merge_ranks, ours._merged_ids, ours._byte_ids
+    assert reachable_tokens(*tables) == set(ranks.values())
+    assert ours.encode(text.decode()) == theirs.encode(text.decode())
