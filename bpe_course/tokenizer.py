@@ -94,8 +94,10 @@ class PieceTable(dict):
             if len(piece) > CACHE_LONGEST:
                 return ids
         if len(self) >= CACHE_SIZE:
-            for old in list(islice(self, len(self) // 2 or 1)):  # the oldest half
-                del self[old]
+            # Forget the oldest half. Another thread may be doing the same: iterate over a
+            # copy (made in one step), and let a pretoken already forgotten be.
+            for old in list(islice(self.copy(), len(self) // 2 or 1)):
+                self.pop(old, None)
         self[piece] = ids
         return ids
 

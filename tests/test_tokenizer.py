@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import io
+import pickle
+import sys
+import threading
 
 import pytest
 from hypothesis import assume, given
@@ -11,7 +14,7 @@ from strategies import ENDOFTEXT, any_text, nasty_text, special_text, split_poin
 
 from bpe_course import GPT2_PATTERN, Tokenizer
 from bpe_course import tokenizer as tokenizer_module
-from bpe_course.data import english_prose
+from bpe_course.data import english_prose, python_source
 from bpe_course.utf8 import byte_vocab
 
 #: A run of one character or a short pattern, long enough for the bucket loop.
@@ -117,6 +120,40 @@ def test_long_pretokens_are_not_remembered():
     assert ruler not in tokenizer._pieces
     assert tokenizer.encode(ruler[1:]) == [256] * (len(ruler) // 2)
     assert ruler[1:] in tokenizer._pieces
+
+
+def test_threads_sharing_a_tokenizer_while_the_cache_forgets(trained_tokenizer, monkeypatch):
+    # Two threads can both find the cache full and forget the same old pretokens; the
+    # second must not fail on a pretoken the first already removed.
+    monkeypatch.setattr(tokenizer_module, "CACHE_SIZE", 8)
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as possible
+    try:
+        text = python_source(20_000)
+        expected = trained_tokenizer.encode_naive(text)
+        results: list[object] = []
+
+        def work() -> None:
+            try:
+                results.extend(trained_tokenizer.encode(text) == expected for _ in range(3))
+            except Exception as error:  # noqa: BLE001 (reported below)
+                results.append(error)
+
+        threads = [threading.Thread(target=work) for _ in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert results == [True] * 12
+
+
+def test_a_tokenizer_survives_pickling(trained_tokenizer):
+    # Worker processes receive tokenizers by pickle; the cache must not stand in the way.
+    text = english_prose(5_000)
+    copy = pickle.loads(pickle.dumps(trained_tokenizer))
+    assert copy.encode(text) == trained_tokenizer.encode(text)
 
 
 def test_byte_ids_need_not_be_0_to_255():
