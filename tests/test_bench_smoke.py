@@ -1,7 +1,7 @@
-"""The benchmarks still run: each one's smallest mode, in this process.
+"""The benchmarks still run: each one's ``--quick`` mode, in this process.
 
-Speed goals are not tested here (a busy machine would fail them for no reason); the
-correctness checks inside the benchmarks are, since a failed check makes ``main`` return 1.
+Speed goals are not tested (a busy machine would fail them for no reason). The gates are:
+a benchmark whose encoder or trainer gives a wrong answer must stop with status 1.
 """
 
 from __future__ import annotations
@@ -14,25 +14,88 @@ import pytest
 # bench/ sits beside bpe_course/ but is not installed; make it importable from any cwd.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench import common  # noqa: E402
 from bench import encode as bench_encode  # noqa: E402
 from bench import train as bench_train  # noqa: E402
 
+pytest.importorskip("tokenizers")
 
-def test_train_benchmark_quick(capsys: pytest.CaptureFixture[str]) -> None:
-    pytest.importorskip("tokenizers")
-    status = bench_train.main(["--quick", "--sizes", "0.3,0.6", "--vocab", "600", "--repeat", "1"])
+
+@pytest.mark.parametrize("mode", [[], ["--shapes"], ["--scale"]])
+def test_train_benchmark_quick(mode: list[str], tmp_path: Path, capsys) -> None:
+    args = ["--quick", "--repeat", "1", "--cache-dir", str(tmp_path), *mode]
+    status = bench_train.main(args)
     out = capsys.readouterr().out
     assert status == 0, out
-    assert "PASS  train_bpe == train_bpe_naive" in out
-    assert "stdlib 0.6 MB" in out
-    assert "FAIL  memory" in out or "PASS  memory" in out
+    assert "PASS  train_bpe == train_bpe_naive" in out and "FAIL" not in out
+    assert "| CPU/wall |" in out and "load average at end" in out
 
 
-def test_encode_benchmark_quick(capsys: pytest.CaptureFixture[str]) -> None:
-    status = bench_encode.main(
-        ["--quick", "--code-mb", "0.2", "--stream-sizes", "0.2,0.6", "--repeat", "1"]
-    )
+@pytest.mark.parametrize("mode", [[], ["--adversarial"]])
+def test_encode_benchmark_quick(mode: list[str], capsys) -> None:
+    status = bench_encode.main(["--quick", "--repeat", "1", *mode])
     out = capsys.readouterr().out
     assert status == 0, out
-    assert "PASS  ids identical to tiktoken" in out
-    assert "PASS  encode_iterable == encode" in out
+    assert "PASS  gpt2" in out and "FAIL" not in out
+    assert ("| spaces | gpt2 |" if mode else "| 1.0 MB |") in out
+
+
+def test_scale_corpus_is_built_once_and_reused(tmp_path: Path, capsys) -> None:
+    args = ["--scale", "--quick", "--size-mb", "0.5", "--vocab-size", "300", "--cache-dir"]
+    assert bench_train.main([*args, str(tmp_path)]) == 0
+    assert bench_train.main([*args, str(tmp_path)]) == 0
+    assert capsys.readouterr().out.count("building") == 1
+    corpus = tmp_path / "installed-0.5MB.txt"
+    assert 0 < corpus.stat().st_size <= 500_000
+    assert "<|endoftext|>" in corpus.read_text(encoding="utf-8")
+
+
+def test_a_wrong_encoder_stops_the_benchmark(monkeypatch, capsys) -> None:
+    """Gates before timing: an encoder one id off must give FAIL and status 1, not a table."""
+    real_cold = bench_encode.cold
+
+    def off_by_one(tokenizer):
+        broken = real_cold(tokenizer)
+        encode = broken.encode
+        broken.encode = lambda text, **kw: [*encode(text, **kw)[:-1], 0]
+        return broken
+
+    monkeypatch.setattr(bench_encode, "cold", off_by_one)
+    assert bench_encode.main(["--quick", "--repeat", "1"]) == 1
+    out = capsys.readouterr().out
+    assert "FAIL  gpt2 ids == tiktoken's" in out and "| English prose |" not in out
+
+
+def test_a_wrong_stream_stops_the_benchmark(monkeypatch, capsys) -> None:
+    """Streamed ids are compared one by one without being stored; one wrong id still fails."""
+    real_cold = bench_encode.cold
+
+    def one_extra_id(tokenizer):
+        broken = real_cold(tokenizer)
+        stream = broken.encode_iterable
+        broken.encode_iterable = lambda chunks: iter([*stream(chunks), 0])
+        return broken
+
+    monkeypatch.setattr(bench_encode, "cold", one_extra_id)
+    assert bench_encode.main(["--quick", "--repeat", "1"]) == 1
+    out = capsys.readouterr().out
+    assert "PASS  gpt2 ids == tiktoken's" in out
+    assert "FAIL  gpt2 encode_iterable ids == tiktoken's: they differ from item" in out
+    assert "| new Python memory at peak |" not in out
+
+
+def test_check_names_where_results_part(capsys) -> None:
+    assert common.check("same", [1, 2, 3], [1, 2, 3], "here")
+    assert not common.check("shorter", [1, 2], [1, 2, 3], "here")
+    assert not common.check("other", [1, 9, 3], [1, 2, 3], "here")
+    assert common.check("skipped", None, [], "no files")
+    out = capsys.readouterr().out
+    assert "PASS  same: identical (3 items), here" in out
+    assert "FAIL  shorter: they differ from item 2 on" in out
+    assert "FAIL  other: they differ from item 1 on" in out
+    assert "SKIP  skipped: no files" in out
+
+
+def test_markdown_table_escapes_pipes(capsys) -> None:
+    common.table("t", ["a", "b"], [["<|endoftext|>", "1"]])
+    assert "| <\\|endoftext\\|> | 1 |" in capsys.readouterr().out

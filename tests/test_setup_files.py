@@ -42,3 +42,22 @@ def test_readme_starts_with_the_two_commands() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     head = readme[:1500]
     assert "make lab" in head and "make test" in head
+
+def test_license_is_an_spdx_string_and_setuptools_is_new_enough() -> None:
+    # setuptools deprecates the table form (`license = { text = "MIT" }`) with a warning on
+    # every install; the SPDX string form needs setuptools 77 or later.
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert pyproject["project"]["license"] == "MIT"
+    (setuptools,) = [r for r in pyproject["build-system"]["requires"] if "setuptools" in r]
+    assert int(re.search(r">=\s*(\d+)", setuptools).group(1)) >= 77
+
+
+def test_slide_packages_are_pinned_and_the_lock_names_no_registry() -> None:
+    import json
+
+    package = json.loads((ROOT / "slides" / "package.json").read_text(encoding="utf-8"))
+    for name, version in package["dependencies"].items():
+        assert re.fullmatch(r"\d+\.\d+\.\d+", version), f"{name} {version} is not exact"
+    lock = (ROOT / "slides" / "package-lock.json").read_text(encoding="utf-8")
+    assert "://" not in lock and '"resolved"' not in lock
+    assert "omit-lockfile-registry-resolved=true" in (ROOT / "slides" / ".npmrc").read_text()

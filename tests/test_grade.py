@@ -1,0 +1,83 @@
+"""The class grader: runs learners' notebooks and reads what each exercise check printed."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import nbformat
+from nbformat.v4 import new_code_cell, new_notebook
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from notebook_cells import load_notebook  # noqa: E402
+
+from tools.grade import exercise_name, grade_notebook, judge, main  # noqa: E402
+
+
+def _check_exercise_source() -> str:
+    """The course's own check_exercise helper, as notebook 02 defines it."""
+    for cell in load_notebook("02_naive_bpe")["cells"]:
+        source = "".join(cell["source"])
+        if "def check_exercise" in source:
+            start = source.index("def check_exercise")
+            end = source.find("\ndef ", start + 1)
+            return source[start:] if end == -1 else source[start:end]
+    raise AssertionError("notebook 02 no longer defines check_exercise")
+
+
+def check(source: str):
+    cell = new_code_cell(source)
+    cell.metadata["tags"] = ["exercise-check"]
+    return cell
+
+
+def learner_notebook(path: Path) -> Path:
+    nb = new_notebook(cells=[
+        new_code_cell(_check_exercise_source()),
+        new_code_cell(
+            "def solution_double(x):\n    return 2 * x\n\n"
+            "def check_double(f):\n    ok = f(3) == 6\n"
+            "    print('Correct!' if ok else f'double(3) should be 6, got {f(3)}')\n"
+            "    return ok\n\n"
+            "def double(x):\n    raise NotImplementedError('your turn')"),
+        check("check_exercise(double, solution_double, check_double)"),
+        new_code_cell("def double(x):\n    return x + 2"),
+        check("check_exercise(double, solution_double, check_double)"),
+        new_code_cell("def double(x):\n    return x * 2"),
+        check("answer = check_exercise(double, solution_double, check_double)"),
+        check("check_exercise(undefined_name, solution_double, check_double)"),
+    ])
+    nbformat.write(nb, path)
+    return path
+
+
+def test_grades_unwritten_wrong_correct_and_broken(tmp_path):
+    grades = grade_notebook(learner_notebook(tmp_path / "learner.ipynb"))
+    assert [g.status for g in grades] == ["not written", "wrong", "correct", "error"]
+    assert grades[1].detail == "double(3) should be 6, got 5"
+    assert grades[3].detail.startswith("NameError")
+    assert {g.exercise for g in grades[:3]} == {"double"}
+
+
+def test_the_command_prints_a_row_per_exercise(tmp_path, capsys):
+    learner_notebook(tmp_path / "a.ipynb")
+    (tmp_path / "broken.ipynb").write_text("{not json", encoding="utf-8")
+    assert main([str(tmp_path)]) == 1  # one notebook could not be read
+    out = capsys.readouterr().out
+    assert len(re.findall(r"a\.ipynb\s+double\s+", out)) == 3
+    assert "broken.ipynb: cannot be read as a notebook" in out
+    assert "2 notebooks: 1 correct, 1 error, 1 not written, 1 wrong" in out
+
+
+def test_judge_and_names():
+    assert judge("Correct!\n", None) == ("correct", "")
+    assert judge("`train` is not written yet: checking the reference solution instead.\n"
+                 "Correct!\n", None) == ("not written", "")
+    wrong = "ties must compare bytes\n(Until yours passes, later cells use `solution_train`.)\n"
+    assert judge(wrong, None) == ("wrong", "ties must compare bytes")
+    assert judge("", None) == ("wrong", "no output")
+    assert exercise_name("use = check_exercise((four_fives, five_fives),\n  (a, b), c)") == (
+        "four_fives, five_fives")
+    assert exercise_name("x = check_exercise(train, solution_train, check_train)") == "train"

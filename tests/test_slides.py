@@ -1,0 +1,195 @@
+"""The offline slide decks: the course's slide tags, no CDN, and every slide fitting.
+
+The first tests need only nbconvert. The ones that open decks in a browser need Debian's
+``chromium`` and the npm packages ``make slides`` installs; they skip, saying which is
+missing, when a machine has neither (a fresh clone without npm, or no Chromium).
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
+
+# tools/ sits beside bpe_course/ but is not installed; make it importable from any cwd.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from tools import build_slides  # noqa: E402
+from tools.chromium import find_chromium  # noqa: E402
+
+NOTEBOOKS = sorted(build_slides.NOTEBOOKS.glob("*.ipynb"))
+
+
+def cell(kind: str, source: str, slide_type: str = "-", tags: tuple[str, ...] = (), **extra):
+    make = new_markdown_cell if kind == "markdown" else new_code_cell
+    made = make(source, **extra)
+    made.metadata["slideshow"] = {"slide_type": slide_type}
+    if tags:
+        made.metadata["tags"] = list(tags)
+    return made
+
+
+def export(nb) -> str:
+    body, _ = build_slides.exporter().from_notebook_node(nb, resources={"metadata": {"name": "t"}})
+    return body
+
+
+def sections(page: str) -> int:
+    return page.count("<section")
+
+
+def test_skip_on_slides_drops_the_cell_and_keeps_its_slide():
+    nb = new_notebook(cells=[
+        cell("markdown", "# Title", "slide"),
+        cell("code", "left_out = 1", "slide", tags=("skip-on-slides",)),
+        cell("code", "shown_on_the_new_slide = 2"),
+        cell("code", "also_left_out = 3", "subslide", tags=("skip-on-slides",)),
+        cell("markdown", "a fragment that now starts a subslide", "fragment"),
+    ])
+    page = export(nb)
+    assert "left_out" not in page
+    assert "shown_on_the_new_slide" in page and "a fragment that now starts" in page
+    # Title | new slide (with its own vertical stack) | the subslide: 2 stacks, 3 slides.
+    assert sections(page) == 5
+    assert len(re.findall(r'<div class="fragment"', page)) == 0
+
+
+def test_hide_input_on_slides_keeps_the_output_only():
+    plotting = cell("code", "secret_plotting_code()", tags=("hide-input-on-slides",))
+    plotting.outputs = [new_output("stream", name="stdout", text="the plot's caption\n")]
+    nb = new_notebook(cells=[cell("markdown", "# T", "slide"), plotting])
+    page = export(nb)
+    assert "secret_plotting_code" not in page
+    assert "the plot&#39;s caption" in page or "the plot's caption" in page
+
+
+def test_consecutive_prints_are_one_block():
+    printing = cell("code", "print(1); print(2)")
+    printing.outputs = [new_output("stream", name="stdout", text="first line\n"),
+                        new_output("stream", name="stdout", text="second line\n")]
+    page = export(new_notebook(cells=[cell("markdown", "# T", "slide"), printing]))
+    assert re.search(r"<pre>first line\nsecond line\n</pre>", page), page[-3000:]
+
+
+def test_widgets_are_drawn_from_their_text_and_need_no_cdn():
+    bar = cell("code", "for _ in tqdm(range(3)): pass")
+    bar.outputs = [new_output("display_data", data={
+        "application/vnd.jupyter.widget-view+json": {"model_id": "abc", "version_major": 2},
+        "text/plain": "pretokenize: 100%|██████████| 3/3",
+    })]
+    nb = new_notebook(cells=[cell("markdown", "# T", "slide"), bar])
+    nb.metadata["widgets"] = {"application/vnd.jupyter.widget-state+json": {"state": {}}}
+    page = export(nb)
+    assert "pretokenize: 100%" in page
+    assert "html-manager" not in page  # the widget manager would come from a CDN
+
+
+def test_every_script_and_stylesheet_is_local():
+    nb = new_notebook(cells=[cell("markdown", "# T\n\n$x^2$", "slide")])
+    page = export(nb)
+    urls = re.findall(r'<(?:script|link)[^>]*(?:src|href)="([^"]+)"', page)
+    urls += re.findall(r"""import \w+ from ['"]([^'"]+)""", page)
+    urls += re.findall(r'"(\S*reveal\.js\S*?)"', page)
+    assert urls, "the template changed: no script or stylesheet URLs found"
+    assert all(url.startswith("lib/") for url in urls), urls
+    assert "https://" not in "".join(re.findall(r"<script[^>]*>", page))
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda path: path.stem)
+def test_rise_uses_a_theme_whose_fonts_ship_with_it(notebook):
+    # RISE's default theme ("simple") imports web fonts; offline they never arrive.
+    assert nbformat.read(notebook, as_version=4).metadata.get("rise", {}).get("theme") == "white"
+
+
+def test_a_mermaid_diagram_is_refused_with_the_cell_number():
+    nb = new_notebook(cells=[
+        cell("markdown", "# T", "slide"),
+        cell("markdown", "```mermaid\ngraph TD; A-->B\n```"),
+    ])
+    with pytest.raises(ValueError, match="cell 1 has a Mermaid diagram"):
+        export(nb)
+
+
+def test_missing_npm_packages_say_how_to_install(tmp_path):
+    with pytest.raises(build_slides.SlidesSetupError, match="make slides"):
+        build_slides.copy_assets(tmp_path / "out", node_modules=tmp_path / "nothing")
+
+
+def test_every_notebook_converts(tmp_path):
+    for notebook in NOTEBOOKS:
+        deck = build_slides.build_deck(notebook, tmp_path)
+        page = deck.read_text(encoding="utf-8")
+        assert sections(page) > 3, notebook
+        assert "NBVAL_" not in page, f"{notebook.name}: nbval markers belong in cell tags"
+
+
+# In a browser ----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def chromium() -> None:
+    if find_chromium() is None:
+        pytest.skip("Chromium is not installed (Debian: apt-get install chromium); "
+                    "the slide checks need a real browser")
+
+
+@pytest.fixture(scope="module")
+def browser_ready(chromium) -> None:
+    if not (build_slides.NODE_MODULES / "reveal.js" / "dist" / "reveal.js").is_file():
+        pytest.skip(f"reveal.js is not installed in {build_slides.NODE_MODULES}: "
+                    "run `make slides` (it runs npm ci in slides/)")
+
+
+@pytest.fixture(scope="module")
+def built_decks(browser_ready, tmp_path_factory) -> list[Path]:
+    out = tmp_path_factory.mktemp("slides")
+    return build_slides.build(NOTEBOOKS, out)
+
+
+def test_every_deck_is_slides_and_every_slide_fits(built_decks):
+    from tools.check_slides import check_decks
+
+    reports = check_decks(built_decks)
+    assert len(reports) == len(NOTEBOOKS)
+    failures = "\n\n".join(report.table() for report in reports if not report.ok)
+    assert not failures, failures
+    for report in reports:
+        assert len(report.slides) > 3
+
+
+def test_the_checker_catches_a_tall_slide_a_wide_line_and_a_cdn(browser_ready, tmp_path):
+    from tools.check_slides import check_decks
+
+    tall = "\n".join(f"line_{n} = {n}" for n in range(60))
+    wide = "x = " + " + ".join(["1"] * 120)
+    nb = new_notebook(cells=[
+        cell("markdown", "# Fits", "slide"),
+        cell("code", tall, "slide"),
+        cell("code", wide, "slide"),
+        cell("markdown", '<img src="https://cdn.invalid/pixel.png">', "slide"),
+    ])
+    notebook = tmp_path / "bad.ipynb"
+    nbformat.write(nb, notebook)
+    decks = build_slides.build([notebook], tmp_path / "out")
+    (report,) = check_decks(decks)
+    by_place = {slide.where: slide for slide in report.slides}
+    assert by_place["#/0/0"].fits
+    assert by_place["#/1/0"].overflow_y > 300  # 60 lines of code
+    assert by_place["#/2/0"].overflow_x > 100  # a line of ~480 characters
+    assert any("requested from the network: https://cdn.invalid" in p for p in report.problems)
+    assert not report.ok
+    assert "<-- overflows" in report.table()
+
+
+def test_rise_presents_a_notebook_live_and_offline(chromium):
+    pytest.importorskip("jupyterlab_rise", reason="jupyterlab-rise is not installed")
+    from tools.check_rise import DEFAULT_NOTEBOOK, check_rise
+
+    report = check_rise(DEFAULT_NOTEBOOK)
+    assert report.slides > 10
+    assert report.ran_cell
+    assert not report.problems, report.problems  # e.g. a theme that imports web fonts
