@@ -37,7 +37,7 @@ from heapq import heapify, heappop, heappush
 #: The rank of a pair that no merge joins: larger than any real rank.
 NO_MERGE = sys.maxsize
 
-#: Pretokens of at most this many bytes use :func:`merge_short`, longer ones the heap.
+#: Pretokens of at most this many bytes use :func:`merge_short`, longer ones :func:`merge_long`.
 SHORT_PIECE = 48
 
 #: ``(left id, right id) -> rank``, the lower the earlier the merge was learned.
