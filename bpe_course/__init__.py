@@ -12,6 +12,7 @@ The modules follow the course, one idea each, and each imports only from earlier
 - :mod:`~bpe_course.train`: fast training (counts, incremental updates, a lazy heap)
 - :mod:`~bpe_course.files`: GPT-2's vocab.json/merges.txt format and safe saving
 - :mod:`~bpe_course.export`: Hugging Face's tokenizer.json and tiktoken's rank files
+- :mod:`~bpe_course.batches`: encoding a batch of texts on several cores
 - :mod:`~bpe_course.tokenizer`: encoding and decoding
 - :mod:`~bpe_course.folder`: a trained tokenizer's folder, saved and loaded as one unit
 - :mod:`~bpe_course.openai`: OpenAI's GPT-2, cl100k_base and o200k_base files, offline

@@ -99,6 +99,15 @@ def merges_to_learn(vocab_size: int, special_tokens: Sequence[str]) -> int:
     return vocab_size - smallest
 
 
+def start_training(
+    vocab_size: int, special_tokens: Iterable[str]
+) -> tuple[list[str], int, Vocab]:
+    """What every trainer starts from: the checked special tokens, how many merges to
+    learn, and the vocabulary before any merge (:func:`initial_vocab`)."""
+    specials = check_special_tokens(special_tokens)
+    return specials, merges_to_learn(vocab_size, specials), initial_vocab(specials)
+
+
 def check_num_processes(num_processes: Any) -> int | None:
     """``None`` (every core) or a whole number of worker processes, at least 1."""
     if num_processes is None:

@@ -40,8 +40,8 @@ from .folder import (
 )
 from .interrupts import Interrupted, stop_signals_raise
 from .pretokenize import NAMED_PATTERNS
-from .tokenizer import Tokenizer
-from .utf8 import InvalidUtf8Error, iter_utf8
+from .tokenizer import SPECIAL_POLICIES, DisallowedSpecialError, Tokenizer
+from .utf8 import InvalidUtf8Error, iter_utf8, replace_lone_surrogates
 from .viz import ansi_tokens, bytes_per_token
 
 PROG = "bpe-course"
@@ -164,7 +164,8 @@ def cmd_encode(args: argparse.Namespace) -> int:
     tokenizer = load_tokenizer(args.tokenizer)
     count, batch = 0, []
     with open_input(args.file) as (stream, name):
-        for token_id in tokenizer.encode_iterable(iter_utf8(stream, name)):
+        ids = tokenizer.encode_iterable(iter_utf8(stream, name), **SPECIAL_POLICIES[args.special])
+        for token_id in ids:
             count += 1
             if not args.count:
                 batch.append(str(token_id))
@@ -204,8 +205,8 @@ def cmd_show(args: argparse.Namespace) -> int:
     coloured = ansi_tokens(text, tokenizer)
     n_tokens = len(tokenizer.encode(text))
     write_out(coloured + ("" if coloured.endswith("\n") else "\n"))
-    print(f"{n_tokens} tokens, {len(text.encode('utf-8', errors='replace'))} bytes",
-          file=sys.stderr)
+    n_bytes = len(replace_lone_surrogates(text).encode())  # what was encoded
+    print(f"{n_tokens} tokens, {n_bytes} bytes", file=sys.stderr)
     return 0
 
 
@@ -237,6 +238,8 @@ def build_parser() -> argparse.ArgumentParser:
     encode.add_argument("--tokenizer", required=True, metavar="DIR", help=tokenizer_help)
     encode.add_argument("file", nargs="?", metavar="FILE", help="UTF-8 text (default: stdin)")
     encode.add_argument("--count", action="store_true", help="print only the number of tokens")
+    encode.add_argument("--special", choices=list(SPECIAL_POLICIES), default="all",
+                        help="special tokens in the text: ids (all), text (none) or an error")
     encode.set_defaults(run=cmd_encode)
 
     decode = commands.add_parser("decode", help="print the text of token ids")
@@ -278,6 +281,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         # stdout at /dev/null so Python's final flush does not complain either.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
+    except DisallowedSpecialError as error:  # its message names Python arguments, not options
+        return fail(f"the input holds {error.token!r}: use --special all (an id) or none (text)", 1)
     except InvalidUtf8Error as error:
         # Its own message suggests errors='replace', which is Python API advice.
         where = f"{error.source}: not valid UTF-8 at byte offset {error.offset}"

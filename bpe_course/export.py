@@ -24,6 +24,16 @@ Hugging Face ``tokenizer.json``
     the characters new in Unicode 17, which ``regex`` already knows and the Oniguruma in
     ``tokenizers`` 0.23 does not yet (text using them could split differently).
 
+    o200k_base's pattern needs one change of another kind. Its word classes use the
+    general categories (``\\p{Lu}``, ``\\p{Ll}``, ``\\p{Lo}``, ...), and Unicode (after
+    14.0, by 16.0) moved one old letter, U+0295 ``ʕ``, from lower case (Ll) to "other
+    letter" (Lo), which the pattern counts as upper *and* lower case. ``regex`` and
+    tiktoken read it the new way, Oniguruma the old way, so ``ʕAa`` would be one piece to
+    them and ``ʕ`` + ``Aa`` to HF.
+    :func:`onig_pattern` names ``ʕ`` in the upper-case class, which gives Oniguruma the new
+    reading (and changes nothing once its tables catch up). The tests check that every other
+    code point is in the same classes in both engines, Unicode 17's new characters aside.
+
 tiktoken
     A tiktoken encoding has no merge list: each token's *rank* is both its id and its merge
     priority, and tiktoken joins any adjacent pair whose concatenation has the lowest
@@ -44,11 +54,16 @@ from typing import Any
 
 from .base import BPETables, first_difference
 from .files import atomic_write, token_to_str, unicode_to_bytes
-from .pretokenize import GPT4_PATTERN
+from .pretokenize import GPT4_PATTERN, O200K_PATTERN
 from .ranks import merges_from_ranks
 
 #: GPT-4's split pattern spelled for Oniguruma: ``\p{N}{1,3}`` instead of ``\p{N}{1,3}+``.
 GPT4_ONIG_PATTERN = GPT4_PATTERN.replace(r"\p{N}{1,3}+", r"\p{N}{1,3}")
+
+#: o200k_base's pattern spelled for Oniguruma: U+0295 added to its upper-case class (see above).
+O200K_ONIG_PATTERN = O200K_PATTERN.replace(
+    r"[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]", "[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}\u0295]"
+)
 
 #: A possessive counted repeat such as ``{1,3}+``, which Oniguruma reads as a repeat of a repeat.
 _POSSESSIVE_INTERVAL = re.compile(r"\{\d+(?:,\d*)?\}\+")
@@ -57,12 +72,15 @@ _POSSESSIVE_INTERVAL = re.compile(r"\{\d+(?:,\d*)?\}\+")
 def onig_pattern(pattern: str) -> str:
     """``pattern`` spelled so Hugging Face's regex engine (Oniguruma) splits text the same way.
 
-    GPT-2's pattern needs no change and GPT-4's loses one possessive ``+`` (see the module
-    docstring). Any other pattern is passed on unchanged, unless it uses a possessive
-    counted repeat, which would silently change meaning, so that raises ``ValueError``.
+    GPT-2's pattern needs no change, GPT-4's loses one possessive ``+`` and o200k_base's
+    names one letter whose category changed (see the module docstring). Any other pattern
+    is passed on unchanged, unless it uses a possessive counted repeat, which would
+    silently change meaning, so that raises ``ValueError``.
     """
     if pattern == GPT4_PATTERN:
         return GPT4_ONIG_PATTERN
+    if pattern == O200K_PATTERN:
+        return O200K_ONIG_PATTERN
     if _POSSESSIVE_INTERVAL.search(pattern):
         raise ValueError(
             "the split pattern uses a possessive counted repeat such as {1,3}+, which "

@@ -14,15 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from .base import (
-    Merges,
-    Pair,
-    Vocab,
-    check_special_tokens,
-    initial_vocab,
-    merges_to_learn,
-    word_bytes,
-)
+from .base import Merges, Pair, Vocab, start_training, word_bytes
 
 
 def get_pair_counts(
@@ -81,9 +73,7 @@ def train_from_counts_naive(
     >>> merges
     [(b'w', b'e'), (b'l', b'o'), (b'we', b's')]
     """
-    special_tokens = check_special_tokens(special_tokens)
-    num_merges = merges_to_learn(vocab_size, special_tokens)
-    vocab = initial_vocab(special_tokens)
+    special_tokens, num_merges, vocab = start_training(vocab_size, special_tokens)
     merges: Merges = []
     words = [(list(data), count) for data, count in word_bytes(word_counts, special_tokens)]
     for _ in range(num_merges):

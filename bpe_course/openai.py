@@ -22,6 +22,7 @@ import hashlib
 import importlib.metadata
 import os
 import tempfile
+import zlib
 from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
@@ -89,11 +90,20 @@ def open_maybe_gzipped(path: str | os.PathLike[str]) -> BinaryIO:
 
 
 def sha256_of(path: str | os.PathLike[str]) -> str:
-    """The hex sha256 of a file's contents (decompressed for ``.gz``), read in blocks."""
+    """The hex sha256 of a file's contents (decompressed for ``.gz``), read in blocks.
+
+    A ``.gz`` file that is not gzip, or is cut short, raises ``ValueError`` naming it.
+    """
     digest = hashlib.sha256()
-    with open_maybe_gzipped(path) as file:
-        for block in iter(lambda: file.read(1 << 20), b""):
-            digest.update(block)
+    try:
+        with open_maybe_gzipped(path) as file:
+            for block in iter(lambda: file.read(1 << 20), b""):
+                digest.update(block)
+    except (gzip.BadGzipFile, EOFError, zlib.error) as error:
+        raise ValueError(
+            f"{os.fspath(path)}: not a complete gzip file ({error}); "
+            "reinstall the package that ships it"
+        ) from None
     return digest.hexdigest()
 
 

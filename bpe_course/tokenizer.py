@@ -22,20 +22,25 @@ tokens, so there the two rules agree).
 
 from __future__ import annotations
 
+import codecs
+import copy
+import operator
 import os
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from functools import reduce
 from itertools import islice
-from operator import iconcat
-from typing import Literal
+from typing import Any, Literal
+
+import regex
 
 from . import export
 from .base import ENDOFTEXT, check_special_tokens
+from .batches import map_texts
 from .files import read_merge_lines, read_vocab_json, write_merges_txt, write_vocab_json
 from .merging import apply_merges, reachable_tokens
 from .naive import encode_naive, merge_ranks
 from .pretokenize import GPT2_PATTERN, compile_pattern, special_token_regex
-from .utf8 import decode_utf8
+from .utf8 import replace_lone_surrogates
 
 #: How many pretokens have their ids remembered at once; when that many are, the
 #: older half is forgotten.
@@ -52,7 +57,46 @@ STREAM_BUFFER = 1 << 16
 #: has read so far, since the next chunk could still change them (regex lookahead).
 STREAM_MARGIN = 16
 
-AllowedSpecial = Literal["all", "none"] | Collection[str]
+#: Which special tokens ``encode`` turns into their ids: ``"all"`` or a collection of them.
+AllowedSpecial = Literal["all"] | Collection[str]
+
+#: Which special tokens make ``encode`` raise if found: ``"all"`` (every one not allowed) or
+#: a collection of them (``()`` for none: the ones not allowed are then plain text).
+DisallowedSpecial = Literal["all"] | Collection[str]
+
+#: The usual three answers to "what do I do with special tokens in this text?", as
+#: keyword arguments for ``encode``; the command line's ``--special`` takes these names.
+SPECIAL_POLICIES: dict[str, dict[str, Any]] = {
+    "all": {"allowed_special": "all", "disallowed_special": ()},
+    "none": {"allowed_special": frozenset(), "disallowed_special": ()},
+    "raise": {"allowed_special": frozenset(), "disallowed_special": "all"},
+}
+
+
+class DisallowedSpecialError(ValueError):
+    """The text holds a special token that ``encode`` was told to refuse."""
+
+    def __init__(self, token: str) -> None:
+        self.token = token
+        super().__init__(
+            f"the text contains the special token {token!r}, which is disallowed: pass "
+            f"allowed_special={{{token!r}}} (or 'all') to encode it as its id, or "
+            "disallowed_special=() to encode it as plain text"
+        )
+
+    def __reduce__(self):  # so it survives the trip back from a worker process
+        return (type(self), (self.token,))
+
+
+class UnknownTokenError(KeyError, ValueError):
+    """A token id that the vocabulary does not have.
+
+    A ``KeyError``, as tiktoken raises, and a ``ValueError``, as for any other bad input,
+    so code written for either catches it.
+    """
+
+    def __str__(self) -> str:  # KeyError would show the message in quotes
+        return str(self.args[0])
 
 
 class MergeNotInVocabError(ValueError):
@@ -140,6 +184,8 @@ class Tokenizer:
             self.special_tokens[token] = self._ids_of[encoded]
         self._special_finder = special_token_regex(list(self.special_tokens))
         self._longest_special = max(map(len, self.special_tokens), default=0)
+        self._all_specials = frozenset(self.special_tokens)
+        self._special_regexes: dict[frozenset[str], regex.Pattern[str] | None] = {}
 
         missing = [byte for byte in range(256) if bytes([byte]) not in self._ids_of]
         if missing:
@@ -204,28 +250,49 @@ class Tokenizer:
 
     # Encoding -----------------------------------------------------------------------------
 
-    def encode(self, text: str, *, allowed_special: AllowedSpecial = "all") -> list[int]:
+    def encode(
+        self,
+        text: str,
+        *,
+        allowed_special: AllowedSpecial = "all",
+        disallowed_special: DisallowedSpecial = "all",
+    ) -> list[int]:
         """Encode ``text`` to token ids.
 
-        By default every special token in ``text`` becomes its single id. Pass
-        ``allowed_special="none"`` (or a set naming the ones to honour) to encode the others
-        as ordinary text, as you would for text typed by a user.
+        Special tokens follow tiktoken's rules. Each one ``allowed_special`` names becomes
+        its single id. Each one ``disallowed_special`` names (``"all"``: every special token
+        that is not allowed) raises :class:`DisallowedSpecialError` if the text holds it.
+        Any other is encoded as plain text; ``encode_ordinary`` does that for all of them.
+
+        The default is the opposite of tiktoken's, on purpose. This package follows CS336's
+        ``Tokenizer.encode``, which honours the special tokens the tokenizer was built
+        with: a training corpus marks its documents with ``<|endoftext|>``, and that text
+        must become the one id. tiktoken allows none by default because it encodes text
+        that *users* typed: a user who can get ``<|endoftext|>`` or a prompt marker read as
+        the real token can end a document or fake a turn in what the model sees. For text
+        from outside, pass ``allowed_special=set()`` (tiktoken's default: refuse it) or
+        call :meth:`encode_ordinary` (plain text).
+
+        A lone surrogate (from a JSON escape such as ``"\\ud83d"``, or a file name decoded
+        with ``surrogateescape``) is encoded as U+FFFD, after surrogate pairs are joined into
+        the characters they stand for, as tiktoken does.
         """
-        if not isinstance(text, str):
-            raise TypeError(f"encode expects str, got {type(text).__name__}")
-        finder = self._finder_for(allowed_special)
+        parts = self._special_split(text, allowed_special, disallowed_special, "encode")
         ids: list[int] = []
-        if finder is None:
-            self._encode_ordinary(text, ids)
-            return ids
-        for index, part in enumerate(finder.split(text)):
+        for index, part in enumerate(parts):
             if index % 2:
                 ids.append(self.special_tokens[part])
             elif part:
                 self._encode_ordinary(part, ids)
         return ids
 
-    def encode_naive(self, text: str, *, allowed_special: AllowedSpecial = "all") -> list[int]:
+    def encode_naive(
+        self,
+        text: str,
+        *,
+        allowed_special: AllowedSpecial = "all",
+        disallowed_special: DisallowedSpecial = "all",
+    ) -> list[int]:
         """The reference for :meth:`encode`: the same steps with no shortcut and no cache.
 
         Special tokens are cut out, the rest is pretokenized, and each pretoken is split
@@ -233,8 +300,7 @@ class Tokenizer:
         were learned. Slow (it rescans a pretoken after every merge), and the definition the
         fast path is tested against.
         """
-        finder = self._finder_for(allowed_special)
-        parts = [text] if finder is None else finder.split(text)
+        parts = self._special_split(text, allowed_special, disallowed_special, "encode_naive")
         ranks = merge_ranks(self.merges)
         ids: list[int] = []
         for index, part in enumerate(parts):
@@ -247,20 +313,112 @@ class Tokenizer:
         return ids
 
     def encode_ordinary(self, text: str) -> list[int]:
-        """Encode ``text`` treating special tokens as plain text."""
-        return self.encode(text, allowed_special="none")
+        """Encode ``text`` reading every special token as plain text (never raises on one).
 
-    def encode_iterable(self, iterable: Iterable[str]) -> Iterator[int]:
+        The same as ``encode(text, allowed_special=set(), disallowed_special=())``, and
+        tiktoken's ``encode_ordinary``.
+        """
+        text = replace_lone_surrogates(_checked_text(text, "encode_ordinary"))
+        ids: list[int] = []
+        self._encode_ordinary(text, ids)
+        return ids
+
+    def encode_batch(
+        self,
+        texts: Sequence[str],
+        *,
+        num_processes: int | None = None,
+        num_threads: int | None = None,
+        allowed_special: AllowedSpecial = "all",
+        disallowed_special: DisallowedSpecial = "all",
+    ) -> list[list[int]]:
+        """``[encode(text, ...) for text in texts]``, by worker processes when that pays.
+
+        tiktoken runs a batch on threads, which work in parallel inside its Rust code.
+        Python threads would take turns (the GIL lets one run Python at a time), so a big
+        batch goes to ``num_processes`` worker processes instead (default: every core;
+        ``num_threads``, tiktoken's name, is taken to mean the same). A batch of fewer than
+        ``BATCH_PARALLEL_CHARS`` characters is encoded here: starting the workers
+        would cost more. Workers are forked, so they start with this tokenizer already
+        built; where ``fork`` is not available the batch is encoded here
+        (:mod:`bpe_course.batches` has the details and the measurements).
+        """
+        texts = _checked_texts(texts, "encode_batch")
+        allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
+        finder = self._special_regex(disallowed)
+        if finder is not None:
+            for text in texts:
+                refuse_disallowed(finder, text, 0, final=True)
+        options = {"allowed_special": allowed, "disallowed_special": ()}
+        return map_texts(self, "encode", texts, options, num_processes or num_threads)
+
+    def encode_ordinary_batch(
+        self,
+        texts: Sequence[str],
+        *,
+        num_processes: int | None = None,
+        num_threads: int | None = None,
+    ) -> list[list[int]]:
+        """``[encode_ordinary(text) for text in texts]``, in parallel as :meth:`encode_batch`."""
+        texts = _checked_texts(texts, "encode_ordinary_batch")
+        return map_texts(self, "encode_ordinary", texts, {}, num_processes or num_threads)
+
+    def encode_iterable(
+        self,
+        iterable: Iterable[str],
+        *,
+        allowed_special: AllowedSpecial = "all",
+        disallowed_special: DisallowedSpecial = "all",
+    ) -> Iterator[int]:
         """Encode a stream of strings (e.g. a file opened in text mode) lazily.
 
-        Yields exactly the ids ``encode("".join(iterable))`` would return, while holding
-        only a small window of text: a pretoken or special token that might continue in the
-        next chunk is kept back until it is complete.
+        Yields exactly the ids ``encode("".join(iterable), ...)`` would return, while
+        holding only a small window of text: a pretoken or special token that might continue
+        in the next chunk is kept back until it is complete, and so is a surrogate that
+        could be the first half of a pair. A disallowed special token raises when the chunk
+        that completes it is read, after the ids of the text before it came out.
         """
+        allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
+        encoder = self if allowed == self._all_specials else self._restricted_to(allowed)
+        return encoder._encode_chunks(self._checked_chunks(iterable, disallowed))
+
+    def _checked_chunks(self, iterable: Iterable[str], disallowed: frozenset[str]) -> Iterator[str]:
+        """The chunks of a stream, checked for strings and disallowed special tokens (also
+        those cut by a chunk boundary), with surrogates replaced as :meth:`encode` does."""
+        finder = self._special_regex(disallowed)
+        longest = max(map(len, disallowed), default=0)
+        seen, held = "", ""
+        for chunk in iterable:
+            if not isinstance(chunk, str):
+                raise TypeError(f"encode_iterable expects strings, got {type(chunk).__name__}")
+            if finder is not None:
+                seen = refuse_disallowed(finder, seen + chunk, longest, final=False)
+            text = held + chunk
+            # A high surrogate at the end may pair with a low one at the start of the next.
+            held = text[-1:] if text and "\ud800" <= text[-1] <= "\udbff" else ""
+            yield replace_lone_surrogates(text[: len(text) - len(held)])
+        if finder is not None:
+            refuse_disallowed(finder, seen, longest, final=True)
+        yield replace_lone_surrogates(held)
+
+    def _restricted_to(self, allowed: frozenset[str]) -> Tokenizer:
+        """A view of this tokenizer whose only special tokens are ``allowed`` (the others are
+        plain text to it); it shares every table, so it costs nothing to make."""
+        view = copy.copy(self)
+        view.special_tokens = {
+            token: token_id for token, token_id in self.special_tokens.items() if token in allowed
+        }
+        view._all_specials = allowed
+        view._special_finder = self._special_regex(allowed)
+        view._longest_special = max(map(len, allowed), default=0)
+        return view
+
+    def _encode_chunks(self, chunks: Iterable[str]) -> Iterator[int]:
+        """The ids of a stream of strings, each pretoken encoded once it is complete."""
         parts: list[str] = []
         size = 0
         wait_for = STREAM_BUFFER
-        for chunk in iterable:
+        for chunk in chunks:
             if not isinstance(chunk, str):
                 raise TypeError(f"encode_iterable expects strings, got {type(chunk).__name__}")
             parts.append(chunk)
@@ -275,19 +433,85 @@ class Tokenizer:
                 wait_for = max(STREAM_BUFFER, 2 * size)
         yield from self.encode("".join(parts))
 
-    def _finder_for(self, allowed_special: AllowedSpecial):
-        if allowed_special == "all":
-            return self._special_finder
-        if allowed_special == "none":
-            return None
-        if isinstance(allowed_special, str):
-            raise ValueError(
-                f"allowed_special must be 'all', 'none' or a set of tokens, got {allowed_special!r}"
+    def _special_split(
+        self,
+        text: str,
+        allowed_special: AllowedSpecial,
+        disallowed_special: DisallowedSpecial,
+        method: str,
+    ) -> list[str]:
+        """``text`` cut around its allowed special tokens: plain text at even positions,
+        special tokens at odd ones. A disallowed special token in it raises
+        :class:`DisallowedSpecialError` first; then surrogates are replaced, as tiktoken does."""
+        text = _checked_text(text, method)
+        allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
+        refuse = self._special_regex(disallowed)
+        if refuse is not None:
+            refuse_disallowed(refuse, text, 0, final=True)
+        text = replace_lone_surrogates(text)
+        finder = self._special_regex(allowed)
+        return [text] if finder is None else finder.split(text)
+
+    def _special_sets(
+        self, allowed_special: AllowedSpecial, disallowed_special: DisallowedSpecial
+    ) -> tuple[frozenset[str], frozenset[str]]:
+        """``allowed_special`` and ``disallowed_special`` checked and spelled out as sets."""
+        if _is_all(allowed_special):
+            allowed = self._all_specials
+        else:
+            allowed = self._named_specials(allowed_special, "allowed_special")
+        if _is_all(disallowed_special):
+            return allowed, self._all_specials - allowed
+        return allowed, self._named_specials(disallowed_special, "disallowed_special")
+
+    def _named_specials(self, tokens: object, argument: str) -> frozenset[str]:
+        """The special tokens a collection names (read once: an iterator is fine)."""
+        if tokens is None:
+            raise TypeError(
+                f"{argument}=None: pass 'all', or a set of special tokens (set() for none)"
             )
-        unknown = set(allowed_special) - set(self.special_tokens)
+        if isinstance(tokens, str):
+            if tokens == "none":
+                raise ValueError(
+                    f"{argument}='none' is not an option (nor in tiktoken): to encode "
+                    "special tokens as plain text use encode_ordinary(text), or "
+                    "allowed_special=set(), disallowed_special=()"
+                )
+            raise ValueError(
+                f"{argument} must be 'all' or a collection of special tokens, got the string "
+                f"{tokens!r} (for one token, write {{{tokens!r}}})"
+            )
+        if not isinstance(tokens, Iterable):
+            raise TypeError(
+                f"{argument} must be 'all' or a collection of special tokens, "
+                f"got {type(tokens).__name__}"
+            )
+        try:
+            named = frozenset(tokens)
+        except TypeError:  # an unhashable member, such as a list
+            raise TypeError(f"{argument} must hold strings, got {tokens!r:.80}") from None
+        for token in named:
+            if not isinstance(token, str):
+                raise TypeError(f"{argument} must hold strings, got {token!r}")
+        unknown = named - self._all_specials
         if unknown:
-            raise ValueError(f"allowed_special names unknown special tokens: {sorted(unknown)}")
-        return special_token_regex(list(allowed_special))
+            known = sorted(self.special_tokens) or "none"
+            raise ValueError(
+                f"{argument} names {sorted(unknown)}, which are not special tokens of this "
+                f"tokenizer (its special tokens: {known})"
+            )
+        return named
+
+    def _special_regex(self, tokens: frozenset[str]) -> regex.Pattern[str] | None:
+        """A regex finding ``tokens`` (longest first), or None for no tokens; remembered."""
+        if tokens == self._all_specials:
+            return self._special_finder
+        found = self._special_regexes.get(tokens)
+        if found is None and tokens:
+            if len(self._special_regexes) >= 64:
+                self._special_regexes.clear()
+            found = self._special_regexes[tokens] = special_token_regex(sorted(tokens))
+        return found
 
     def _encode_ordinary(self, text: str, out: list[int]) -> None:
         """Append the ids of ``text`` (no special tokens in it) to ``out``."""
@@ -296,7 +520,7 @@ class Tokenizer:
     def _encode_pieces(self, pieces: Iterable[str], out: list[int]) -> None:
         # One C-level lookup per pretoken and one C-level list extend with its ids; only
         # a pretoken not seen lately runs Python code (PieceTable.__missing__).
-        reduce(iconcat, map(self._pieces.__getitem__, pieces), out)
+        reduce(operator.iconcat, map(self._pieces.__getitem__, pieces), out)
 
     def _whole_tokens(self) -> dict[str, tuple[int]]:
         """``{text: (id,)}`` for every token a pretoken may be answered with at once.
@@ -372,39 +596,51 @@ class Tokenizer:
 
     def decode_bytes(self, ids: Iterable[int]) -> bytes:
         """The bytes of ``ids`` joined together."""
-        vocab = self.vocab
-        ids = ids if isinstance(ids, (list, tuple)) else list(ids)
-        try:
-            return b"".join([vocab[token_id] for token_id in ids])
-        except (KeyError, TypeError):
-            bad = next(i for i in ids if not isinstance(i, int) or i not in vocab)
-            raise ValueError(
-                f"unknown token id {bad!r}: this tokenizer's ids are "
-                f"{min(vocab)}..{max(vocab)} ({len(vocab)} tokens)"
-            ) from None
+        return b"".join(self.decode_tokens_bytes(ids))
 
-    def decode(self, ids: Iterable[int]) -> str:
-        """Decode ids to text; bytes that are not valid UTF-8 become U+FFFD."""
-        return decode_utf8(self.decode_bytes(ids))
+    def decode(self, ids: Iterable[int], errors: str = "replace") -> str:
+        """Decode ids to text; bytes that are not valid UTF-8 become U+FFFD.
+
+        Token ids can stop inside a character (a model cut off mid-emoji), so the default
+        never fails; ``errors="strict"`` raises instead, as in tiktoken and ``bytes.decode``.
+        """
+        codecs.lookup_error(errors)  # an unknown name fails now, not at the first bad byte
+        return self.decode_bytes(ids).decode("utf-8", errors)
 
     def decode_single_token_bytes(self, token_id: int) -> bytes:
-        """The bytes of one id (tiktoken's name); an unknown id raises ``KeyError``."""
+        """The bytes of one id, special tokens included (tiktoken's name).
+
+        An id the vocabulary does not have raises :class:`UnknownTokenError`, a ``KeyError``
+        as in tiktoken.
+        """
+        token_id = _token_id(token_id, 0)
         try:
             return self.vocab[token_id]
-        except (KeyError, TypeError):
-            raise KeyError(f"unknown token id {token_id!r}") from None
+        except KeyError:
+            raise self._unknown(token_id) from None
 
     def decode_tokens_bytes(self, ids: Iterable[int]) -> list[bytes]:
-        """The bytes of each id, one entry per token."""
-        return [self.decode_single_token_bytes(token_id) for token_id in ids]
+        """The bytes of each id, one entry per token (to see where tokens cut the text).
+
+        Ids are Python or NumPy integers; anything else (``15496.0``, ``True``) raises
+        ``TypeError``, and an id the vocabulary does not have :class:`UnknownTokenError`,
+        naming it.
+        """
+        vocab = self.vocab
+        ids = _checked_ids(ids)
+        try:
+            return [vocab[token_id] for token_id in ids]
+        except KeyError:
+            raise self._unknown(next(i for i in ids if i not in vocab)) from None
 
     def decode_with_offsets(self, ids: Iterable[int]) -> tuple[str, list[int]]:
         """The text of ``ids`` and, for each token, the index of the character it starts in.
 
         A token that begins in the middle of a character (its first byte is a UTF-8
         continuation byte, 0x80-0xBF) is given the character it continues, so each offset
-        points at the first character the token contributes to. The bytes must be valid
-        UTF-8 (as tiktoken requires); a text cut inside a character raises ``ValueError``.
+        points at the first character the token contributes to: the rule tiktoken uses.
+        The bytes must be valid UTF-8 (as tiktoken requires); a text cut inside a character
+        raises ``ValueError``.
         """
         pieces = self.decode_tokens_bytes(ids)
         offsets: list[int] = []
@@ -416,8 +652,18 @@ class Tokenizer:
         try:
             text = b"".join(pieces).decode("utf-8")
         except UnicodeDecodeError as error:
-            raise ValueError(f"the tokens' bytes are not valid UTF-8 ({error.reason})") from None
+            raise ValueError(
+                f"the tokens' bytes are not valid UTF-8 at byte {error.start} ({error.reason}); "
+                "decode_with_offsets needs whole characters"
+            ) from None
         return text, offsets
+
+    def _unknown(self, token_id: int) -> UnknownTokenError:
+        vocab = self.vocab
+        return UnknownTokenError(
+            f"unknown token id {token_id}: this tokenizer's ids are "
+            f"{min(vocab)}..{max(vocab)} ({len(vocab)} tokens)"
+        )
 
     # Files --------------------------------------------------------------------------------
 
@@ -472,3 +718,65 @@ class Tokenizer:
     def save_tiktoken(self, path: str | os.PathLike[str]) -> None:
         """Write a ``.tiktoken`` rank file (special tokens and pattern are not in it)."""
         export.save_tiktoken(self, path)
+
+
+# Checks and helpers for the methods above ------------------------------------------------
+
+
+def _is_all(value: object) -> bool:
+    """Is ``value`` the string ``"all"`` (not an array or set, which ``==`` would compare)?"""
+    return isinstance(value, str) and value == "all"
+
+
+def _checked_text(text: object, method: str) -> str:
+    if not isinstance(text, str):
+        raise TypeError(f"{method} expects str, got {type(text).__name__}")
+    return text
+
+
+def _checked_texts(texts: object, method: str) -> list[str]:
+    """A batch as a list of strings (a single string is refused: it is not a batch)."""
+    if isinstance(texts, str) or not isinstance(texts, Iterable):
+        raise TypeError(f"{method} expects a list of strings, got {type(texts).__name__}")
+    texts = list(texts)
+    for index, text in enumerate(texts):
+        if not isinstance(text, str):
+            raise TypeError(f"{method}: text {index} is a {type(text).__name__}, not a str")
+    return texts
+
+
+def _token_id(value: object, position: int) -> int:
+    """``value`` as an int id if it is an integer (NumPy's too); bools and floats are not."""
+    if not isinstance(value, bool):
+        try:
+            return operator.index(value)
+        except TypeError:
+            pass
+    raise TypeError(
+        f"token ids are integers, but id {position} is {value!r} ({type(value).__name__})"
+    )
+
+
+def refuse_disallowed(
+    finder: regex.Pattern[str], window: str, longest: int, *, final: bool
+) -> str:
+    """Raise :class:`DisallowedSpecialError` for the first disallowed special token in
+    ``window`` that more text could not turn into a longer one; return the tail to keep.
+
+    A match that starts within the last ``longest - 1`` characters waits for the next chunk
+    (``final=False``), so a stream names the same token as a search of the whole text.
+    """
+    match = finder.search(window)
+    if match and (final or match.start() + longest <= len(window)):
+        raise DisallowedSpecialError(match.group())
+    return window[max(0, len(window) - longest + 1) :]
+
+
+def _checked_ids(ids: Iterable[int]) -> list[int]:
+    """``ids`` as a list of Python ints, or ``TypeError`` naming the first that is not one."""
+    if isinstance(ids, (str, bytes)) or not isinstance(ids, Iterable):
+        raise TypeError(f"expected a sequence of token ids, got {type(ids).__name__} {ids!r:.40}")
+    ids = ids if isinstance(ids, list) else list(ids)
+    if set(map(type, ids)) <= {int}:  # the usual case, checked at C speed
+        return ids
+    return [_token_id(value, position) for position, value in enumerate(ids)]

@@ -4,23 +4,36 @@ Three ideas make the difference, and none of them needs a faster language:
 
 1. **Count pretokens once.** The corpus only matters through how often each distinct
    pretoken occurs, so the merge loop works on a few hundred thousand words with counts,
-   not on millions of words of text.
+   not on millions of words of text (:class:`WordTable`).
 2. **Update, don't recount.** A merge of ``(a, b)`` changes only the words that contain
-   ``a`` next to ``b``. We keep, for every pair, the set of words it occurs in, and after a
-   merge we adjust the pair counts of just those words.
-3. **A heap with lazy deletion** finds the best pair without scanning every pair. When a
-   count changes we push a fresh entry and leave the old one in place; an entry whose count
-   no longer matches is thrown away (or corrected) when it reaches the top.
+   ``a`` next to ``b``. We keep, for every pair, the list of words it occurs in, and after a
+   merge we adjust the pair counts around each merged spot of just those words
+   (:meth:`WordTable.merge`).
+3. **A heap with lazy deletion** finds the best pair without scanning every pair
+   (:class:`PairHeap`). When a count goes up we push an entry; when it goes down we leave
+   the old entry in place, and correct or discard it only if it reaches the top.
 
 The tie-break rule (equal counts go to the lexicographically greater pair of bytes) is built
 into the heap key, so the result is exactly the naive trainer's.
+
+One choice of representation makes all three cheap in Python: a word is a ``str`` with one
+character per token, ``chr(token_id)``, and a pair is the two-character string of its tokens.
+Finding a pair in a word is then ``str.find``, merging it everywhere is ``str.replace`` (which
+works left to right without overlaps, exactly as a BPE merge does), and both run in C. A
+string also takes a byte or two per token where a list of ints takes eight. The price is a
+limit of ``sys.maxunicode + 1`` (1,114,112) token ids, far beyond any vocabulary in use.
 """
 
 from __future__ import annotations
 
+import functools
+import gc
 import heapq
+import sys
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import Executor
+from typing import ParamSpec, TypeVar
 
 from .base import (
     Merges,
@@ -29,18 +42,24 @@ from .base import (
     check_num_processes,
     check_special_tokens,
     corpus_paths,
-    initial_vocab,
     merges_to_learn,
     progress_bar,
+    start_training,
     word_bytes,
 )
-from .chunks import count_file_pretokens
+from .chunks import check_executor, count_file_pretokens
 from .naive import train_from_counts_naive
 from .pretokenize import GPT2_PATTERN, compile_pattern
 from .utf8 import check_errors
 
+P = ParamSpec("P")
+R = TypeVar("R")
+
 #: Ends every :func:`descending_key`; greater than the character of any byte (at most 256).
 END_MARK = chr(257)
+
+#: Token ids are characters in :class:`WordTable`, so there can be at most this many.
+MAX_TOKEN_IDS = sys.maxunicode + 1
 
 
 def descending_key(token: bytes) -> str:
@@ -50,7 +69,8 @@ def descending_key(token: bytes) -> str:
     ``x`` becomes the character ``256 - x`` and a final ``chr(257)`` marks the end, so a
     longer token (which is greater than its own prefix) gets the smaller key. Keys of two
     tokens can be concatenated and still compare like the pair ``(first, second)``, because
-    the end mark is larger than any byte's character.
+    the end mark is larger than any byte's character; comparing the tuple of the two keys
+    gives the same order without building a new string.
 
     >>> descending_key(b"b") < descending_key(b"a")       # greater bytes, smaller key
     True
@@ -60,6 +80,29 @@ def descending_key(token: bytes) -> str:
     return "".join([chr(256 - byte) for byte in token]) + END_MARK
 
 
+def cycle_collector_paused(function: Callable[P, R]) -> Callable[P, R]:
+    """Run ``function`` with Python's cycle collector paused (if it was running).
+
+    Training builds millions of small strings, lists and tuples and never a reference
+    cycle, so the collector would only walk the growing tables again and again for nothing
+    (measured: 14% of the merge loop's time on 30 MB). Reference counting still frees everything,
+    including the tables themselves when the function returns, before the collector resumes.
+    """
+
+    @functools.wraps(function)
+    def paused(*args: P.args, **kwargs: P.kwargs) -> R:
+        was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            return function(*args, **kwargs)
+        finally:
+            if was_enabled:
+                gc.enable()
+
+    return paused
+
+
+@cycle_collector_paused
 def train_from_counts(
     word_counts: Mapping[str | bytes, int],
     vocab_size: int,
@@ -72,144 +115,203 @@ def train_from_counts(
     Returns ``(vocab, merges)``: ``vocab`` maps ids to bytes (0-255 the bytes, then the
     special tokens, then one id per merge) and ``merges`` lists the merged pairs of bytes in
     the order they were learned. Stops early when no pair is left to merge.
+
+    >>> vocab, merges = train_from_counts({"low": 5, "lower": 2, "newest": 6}, 259)
+    >>> merges
+    [(b'w', b'e'), (b'l', b'o'), (b'we', b's')]
     """
-    special_tokens = check_special_tokens(special_tokens)
-    num_merges = merges_to_learn(vocab_size, special_tokens)
-    vocab = initial_vocab(special_tokens)
+    special_tokens, num_merges, vocab = start_training(vocab_size, special_tokens)
     merges: Merges = []
 
-    # Words of one byte have no pairs and never change, so they are left out.
-    words: list[list[int]] = []
-    freqs: list[int] = []
-    for data, count in word_bytes(word_counts, special_tokens):
-        if len(data) > 1:
-            words.append(list(data))
-            freqs.append(count)
-
-    pair_counts: dict[tuple[int, int], int] = {}
-    pair_words: dict[tuple[int, int], set[int]] = {}
-    for index, (ids, freq) in enumerate(zip(words, freqs)):
-        for pair in zip(ids, ids[1:]):
-            pair_counts[pair] = pair_counts.get(pair, 0) + freq
-            if pair in pair_words:
-                pair_words[pair].add(index)
-            else:
-                pair_words[pair] = {index}
-
-    keys = {token_id: descending_key(token) for token_id, token in vocab.items()}
-    heap = [(-count, keys[a] + keys[b], a, b) for (a, b), count in pair_counts.items()]
-    heapq.heapify(heap)
+    table = WordTable(word_bytes(word_counts, special_tokens))  # 1. count pretokens once
+    last_id = len(vocab) - 1 + min(num_merges, table.most_merges())
+    if last_id >= MAX_TOKEN_IDS:
+        raise ValueError(
+            f"vocab_size={vocab_size} could need token id {last_id:,}, but this trainer "
+            f"stores a token as one character, so ids stop at {MAX_TOKEN_IDS - 1:,}"
+        )
+    heap = PairHeap(table.pair_counts, vocab)  # 3. a heap with lazy deletion
 
     bar = progress_bar(progress, num_merges, desc="merges", unit="merge")
     for _ in range(num_merges):
-        best = _pop_best(heap, pair_counts)
-        if best is None:
+        pair = heap.pop_best()
+        if pair is None:
             break  # no pairs left: every word is a single token
-        a, b = best
+        left, right = vocab[ord(pair[0])], vocab[ord(pair[1])]
         new_id = len(vocab)
-        vocab[new_id] = vocab[a] + vocab[b]
-        keys[new_id] = descending_key(vocab[new_id])
-        merges.append((vocab[a], vocab[b]))
-
-        delta: dict[tuple[int, int], int] = {}
-        for index in pair_words.pop(best):
-            new_pairs: list[tuple[int, int]] = []
-            merged = _merge_word(words[index], a, b, new_id, freqs[index], delta, new_pairs)
-            if merged is None:
-                continue  # this word lost the pair to an earlier merge
-            words[index] = merged
-            for pair in new_pairs:
-                if pair in pair_words:
-                    pair_words[pair].add(index)
-                else:
-                    pair_words[pair] = {index}
-
-        for pair, change in delta.items():
-            if change == 0:
-                continue
-            count = pair_counts.get(pair, 0) + change
-            if count > 0:
-                pair_counts[pair] = count
-                if change > 0:
-                    heapq.heappush(heap, (-count, keys[pair[0]] + keys[pair[1]], *pair))
-            else:
-                del pair_counts[pair]
-                pair_words.pop(pair, None)
+        vocab[new_id] = left + right
+        merges.append((left, right))
+        new_pairs = table.merge(pair, chr(new_id))  # 2. update, don't recount
+        heap.push_new_pairs(new_pairs, vocab[new_id])
         bar.update(1)
     bar.close()
     return vocab, merges
 
 
-def _pop_best(
-    heap: list[tuple[int, str, int, int]], pair_counts: dict[tuple[int, int], int]
-) -> tuple[int, int] | None:
-    """Pop the most frequent pair (greatest bytes on a tie), skipping stale entries.
+class WordTable:
+    """Every distinct pretoken once, with its count, and the pairs inside them.
 
-    Every live pair has at least one entry whose count is not below its true count, so the
-    first entry that matches its pair's count exactly is the true best.
+    ``words[i]`` is a pretoken spelt with one character per token (a byte ``x`` is
+    ``chr(x)``, the token with id ``n`` is ``chr(n)``) and ``counts[i]`` is how often it
+    occurs. ``pair_counts`` maps each pair (a two-character string) to how often it occurs in
+    the corpus; ``pair_words`` maps it to the indices of the words it occurs in. A word stays
+    listed under a pair after losing it to another merge: those stale entries are skipped
+    when the pair's turn comes, which is cheaper than removing them from long lists.
     """
-    while heap:
-        negative_count, key, a, b = heapq.heappop(heap)
-        count = pair_counts.get((a, b), 0)
-        if count == -negative_count:
-            return a, b
-        if 0 < count < -negative_count:
-            heapq.heappush(heap, (-count, key, a, b))
-    return None
+
+    def __init__(self, word_counts: Iterable[tuple[bytes, int]]) -> None:
+        self.words: list[str] = []
+        self.counts: list[int] = []
+        self.pair_counts: dict[str, int] = {}
+        self.pair_words: dict[str, list[int]] = {}
+        for data, count in word_counts:
+            if len(data) < 2:
+                continue  # a single byte has no pair and never changes
+            word = data.decode("latin-1")  # the one-character-per-byte spelling
+            pairs = [word[start : start + 2] for start in range(len(word) - 1)]
+            add_pairs(pairs, len(self.words), count, self.pair_counts, self.pair_words)
+            self.words.append(word)
+            self.counts.append(count)
+
+    def most_merges(self) -> int:
+        """An upper bound on the merges left: each one removes at least one pair occurrence."""
+        return sum(map(len, self.words)) - len(self.words)
+
+    def merge(self, pair: str, new_token: str) -> dict[str, int]:
+        """Replace ``pair`` by ``new_token`` in every word that has it; update the pair counts.
+
+        Only the pairs next to a merged spot change (see :func:`pairs_changed_by`). Returns
+        the new pairs with their counts: they all contain ``new_token``, so none of them
+        existed before this merge.
+        """
+        # Local names for the tables: the loop below runs millions of times.
+        words, counts = self.words, self.counts
+        pair_counts, pair_words = self.pair_counts, self.pair_words
+        new_counts: dict[str, int] = {}
+        new_words: dict[str, list[int]] = {}
+        for index in pair_words.pop(pair):
+            word = words[index]
+            if pair not in word:
+                continue  # stale entry: an earlier merge took this word's pair away
+            merged = word.replace(pair, new_token)
+            words[index] = merged
+            count = counts[index]
+            lost, gained = pairs_changed_by(word, merged, pair)
+            for old_pair in lost:
+                total = pair_counts[old_pair] - count
+                if total:
+                    pair_counts[old_pair] = total
+                else:
+                    del pair_counts[old_pair]
+                    del pair_words[old_pair]
+            add_pairs(gained, index, count, new_counts, new_words)
+        del pair_counts[pair]
+        pair_counts.update(new_counts)
+        pair_words.update(new_words)
+        return new_counts
 
 
-def _merge_word(
-    ids: list[int],
-    a: int,
-    b: int,
-    new_id: int,
-    freq: int,
-    delta: dict[tuple[int, int], int],
-    new_pairs: list[tuple[int, int]],
-) -> list[int] | None:
-    """Merge every ``a, b`` in ``ids`` into ``new_id``, recording pair-count changes in ``delta``
-    and the pairs that now contain ``new_id`` in ``new_pairs``.
+def pairs_changed_by(word: str, merged: str, pair: str) -> tuple[list[str], list[str]]:
+    """The pairs a merge takes from ``word`` and the pairs it adds, ``merged`` being the result.
 
-    Only the pairs touching a merge change: with ``x a b y`` becoming ``x N y`` the pairs
-    ``(x, a)``, ``(a, b)`` and ``(b, y)`` lose ``freq`` and ``(x, N)`` and ``(N, y)`` gain it.
-    The left neighbour is read from the *new* word, so in ``a b a b`` the second merge takes
-    back the ``(N, a)`` the first one added. Words can be very long (a run of spaces, a
-    base64 blob), so we never rescan a whole word's pairs. Returns None if ``a, b`` is absent.
+    In ``x a b y`` becoming ``x N y`` the word loses ``x a`` and ``b y`` and gains ``x N``
+    and ``N y``; ``a b`` itself is not listed. Occurrences are found left to right without
+    overlaps, as ``str.replace`` merged them, and the ``k``-th one sits ``k`` characters
+    further left in ``merged``. When two occurrences touch (``a b a b`` becoming ``N N``)
+    the pair between them is listed once, as the left neighbour of the second.
+
+    >>> pairs_changed_by("xabyab", "xNyN", "ab")
+    (['xa', 'by', 'ya'], ['xN', 'Ny', 'yN'])
+    >>> pairs_changed_by("abab", "NN", "ab")
+    (['ba'], ['NN'])
     """
-    merged: list[int] = []
-    start = 0
-    last = len(ids) - 1
-    found = False
-    while True:
-        try:
-            i = ids.index(a, start)
-        except ValueError:
-            break
-        if i >= last:
-            break
-        if ids[i + 1] != b:
-            merged.extend(ids[start : i + 1])
-            start = i + 1
-            continue
-        merged.extend(ids[start:i])
-        delta[a, b] = delta.get((a, b), 0) - freq
-        if merged:
-            left = merged[-1]
-            delta[left, a] = delta.get((left, a), 0) - freq
-            delta[left, new_id] = delta.get((left, new_id), 0) + freq
-            new_pairs.append((left, new_id))
-        if i + 2 <= last:
-            right = ids[i + 2]
-            delta[b, right] = delta.get((b, right), 0) - freq
-            delta[new_id, right] = delta.get((new_id, right), 0) + freq
-            new_pairs.append((new_id, right))
-        merged.append(new_id)
-        start = i + 2
-        found = True
-    if not found:
+    lost: list[str] = []
+    gained: list[str] = []
+    last = len(word) - 2
+    start = word.find(pair)
+    shift = 0  # merges so far in this word: each one shortens it by a character
+    while start >= 0:
+        following = word.find(pair, start + 2)
+        spot = start - shift
+        if start > 0:
+            lost.append(word[start - 1 : start + 1])
+            gained.append(merged[spot - 1 : spot + 1])
+        if start < last and following != start + 2:
+            lost.append(word[start + 1 : start + 3])
+            gained.append(merged[spot : spot + 2])
+        shift += 1
+        start = following
+    return lost, gained
+
+
+def add_pairs(
+    pairs: Iterable[str],
+    index: int,
+    count: int,
+    pair_counts: dict[str, int],
+    pair_words: dict[str, list[int]],
+) -> None:
+    """Count each of ``pairs`` (all from word ``index``) ``count`` more times and list the
+    word under each of them, once."""
+    for pair in pairs:
+        total = pair_counts.get(pair)
+        if total is None:
+            pair_counts[pair] = count
+            pair_words[pair] = [index]
+        else:
+            pair_counts[pair] = total + count
+            listed = pair_words[pair]
+            if listed[-1] != index:  # one word's pairs are added together, so this suffices
+                listed.append(index)
+
+
+class PairHeap:
+    """The most frequent pair on top (the greatest bytes on a tie), kept up to date lazily.
+
+    An entry is ``(-count, key of the left token, key of the right token, pair)`` with
+    :func:`descending_key` keys, so Python's min-heap pops the highest count, then the
+    greatest bytes, then the smallest ids (which only matters if two tokens share bytes).
+
+    The lazy-deletion rule: push only when a count goes up; when it goes down, leave the
+    entry as it is. So every live pair has an entry whose count is at least its true count,
+    and an entry that reaches the top is checked against ``pair_counts``: if it is right it
+    is the best pair, if the pair is gone it is dropped, otherwise it is corrected and sinks.
+    """
+
+    def __init__(self, pair_counts: dict[str, int], vocab: Vocab) -> None:
+        self.pair_counts = pair_counts  # owned by the WordTable; only read here
+        self.keys = [descending_key(vocab[token_id]) for token_id in range(len(vocab))]
+        self.entries = [self._entry(pair, count) for pair, count in pair_counts.items()]
+        heapq.heapify(self.entries)
+
+    def _entry(self, pair: str, count: int) -> tuple[int, str, str, str]:
+        return (-count, self.keys[ord(pair[0])], self.keys[ord(pair[1])], pair)
+
+    def push_new_pairs(self, new_counts: dict[str, int], new_token: bytes) -> None:
+        """Push the pairs a merge created, after learning the key of its ``new_token``.
+
+        This is the only place a count goes up. A pair can gain occurrences only in the
+        merge that creates the newer of its two tokens (later merges only take neighbours
+        away), so every pair is pushed once, and its entry can only be too high, never too low.
+        """
+        self.keys.append(descending_key(new_token))
+        for pair, count in new_counts.items():
+            heapq.heappush(self.entries, self._entry(pair, count))
+
+    def pop_best(self) -> str | None:
+        """Remove and return the most frequent pair, or None when no pair is left."""
+        entries, pair_counts = self.entries, self.pair_counts
+        while entries:
+            negative_count, left_key, right_key, pair = entries[0]
+            count = pair_counts.get(pair, 0)
+            if count == -negative_count:
+                heapq.heappop(entries)
+                return pair
+            if count:  # stale: the count went down since the push; correct it and let it sink
+                heapq.heapreplace(entries, (-count, left_key, right_key, pair))
+            else:  # stale: the pair is gone (merged away, or merged into other tokens)
+                heapq.heappop(entries)
         return None
-    merged.extend(ids[start:])
-    return merged
 
 
 def count_corpus(
@@ -220,6 +322,7 @@ def count_corpus(
     num_processes: int | None,
     progress: bool,
     errors: str,
+    executor: Executor | None = None,
 ) -> tuple[list[str], Counter[str]]:
     """Check every argument, then count the corpus's pretokens: the part both trainers share.
 
@@ -230,6 +333,7 @@ def count_corpus(
     compile_pattern(pattern)
     check_num_processes(num_processes)
     check_errors(errors)
+    check_executor(executor)
     paths = corpus_paths(input_path)
     counts = count_file_pretokens(
         paths,
@@ -238,6 +342,7 @@ def count_corpus(
         num_processes=num_processes,
         progress=progress,
         errors=errors,
+        executor=executor,
     )
     return special_tokens, counts
 
@@ -251,6 +356,7 @@ def train_bpe(
     num_processes: int | None = None,
     progress: bool = False,
     errors: str = "strict",
+    executor: Executor | None = None,
 ) -> tuple[Vocab, Merges]:
     """Train a byte-level BPE tokenizer on one corpus file (or several).
 
@@ -259,10 +365,15 @@ def train_bpe(
     and merged until the vocabulary holds ``vocab_size`` tokens or no pair is left.
     ``errors="replace"`` reads invalid UTF-8 as U+FFFD instead of stopping.
 
+    Counting is a map-reduce, and ``executor`` (any :class:`concurrent.futures.Executor`,
+    such as Dask's ``Client.get_executor()``) can run the map instead of a local pool: its
+    workers get file names and byte offsets and send back pretoken counts, and the merge
+    loop runs here on the summed counts (see :func:`~bpe_course.chunks.count_file_pretokens`).
+
     Returns ``(vocab, merges)`` as :func:`train_from_counts` does.
     """
     specials, counts = count_corpus(
-        input_path, vocab_size, special_tokens, pattern, num_processes, progress, errors
+        input_path, vocab_size, special_tokens, pattern, num_processes, progress, errors, executor
     )
     return train_from_counts(counts, vocab_size, specials, progress=progress)
 
@@ -277,6 +388,7 @@ def train_bpe_naive(
     num_processes: int | None = None,
     progress: bool = False,
     errors: str = "strict",
+    executor: Executor | None = None,
 ) -> tuple[Vocab, Merges]:
     """:func:`train_bpe` with the naive merge loop: same arguments, same answer, slowly.
 
@@ -285,6 +397,6 @@ def train_bpe_naive(
     merge (and shows no progress bar of its own).
     """
     specials, counts = count_corpus(
-        input_path, vocab_size, special_tokens, pattern, num_processes, progress, errors
+        input_path, vocab_size, special_tokens, pattern, num_processes, progress, errors, executor
     )
     return train_from_counts_naive(counts, vocab_size, specials)

