@@ -9,10 +9,10 @@ Hugging Face ``tokenizer.json``
     first, as we do). The text between them goes through a ``Split`` pre-tokenizer with our
     regex, then ``ByteLevel`` turns each piece's bytes into GPT-2's printable characters,
     and a ``BPE`` model (vocab and merges spelled the same way) applies the merges in
-    order. ``ignore_merges`` is on, because our encoder (like tiktoken) returns a piece
-    that is itself a token as that one token without running the merges; HF does the same
-    only with ``ignore_merges``. For a vocabulary learned by BPE both ways agree anyway,
-    but with the flag set the export matches ours even for hand-made vocabularies.
+    order. ``ignore_merges`` is off: with it on, HF returns any piece spelled like a token
+    as that token, even one the merges would split (``"abc"`` with merges ``b+c``,
+    ``a+b``, ``ab+c``). Our encoder takes that shortcut only for tokens the merges build
+    whole, so it always gives what the merges give, as HF does with the flag off.
 
     HF runs the regex with Oniguruma, which reads a few things differently from Python's
     ``regex``: ``\\p{N}{1,3}+`` (possessive "one to three digits" in GPT-4's pattern)
@@ -213,7 +213,7 @@ def hf_json(tokenizer: BPETables) -> dict[str, Any]:
             "end_of_word_suffix": None,
             "fuse_unk": False,
             "byte_fallback": False,
-            "ignore_merges": True,  # whole-token shortcut, as Tokenizer._encode_piece
+            "ignore_merges": False,  # always what the merges give, as Tokenizer.encode
             "vocab": vocab,
             "merges": [[token_to_str(a), token_to_str(b)] for a, b in tokenizer.merges],
         },

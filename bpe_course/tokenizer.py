@@ -3,8 +3,21 @@
 Encoding replays training in miniature. Special tokens are cut out first (longest first),
 the rest is pretokenized with the same pattern, and inside each pretoken the merges are
 applied in the order they were learned: always the earliest-learned merge that still
-applies. Because the same pretoken comes back again and again ("the", " of", four spaces),
-each one's ids are cached; the cache has a fixed size so memory never grows with the input.
+applies (:mod:`bpe_course.merging` does that in time close to linear in the pretoken).
+
+Most of the work is not merging at all. The same pretokens come back again and again
+("the", " of", four spaces), and most of them are spelled exactly like one token. So when
+the tokenizer is made, it lists every token that the merges build whole from its own
+bytes (a pretoken spelled like one of those *is* that token, with no merging), and while
+encoding it keeps the ids of the pretokens it has seen lately in a cache of fixed size,
+so memory never grows with the input. Encoding a text is then one regex scan and one
+cache lookup per pretoken; only a pretoken not seen lately is looked up in the list or
+merged.
+
+A token the merges do not build whole is never a shortcut: with merges ``b+c``, ``a+b``,
+``ab+c`` the text ``"abc"`` is ``a`` + ``bc`` even though ``"abc"`` is in the vocabulary
+(tiktoken would answer ``abc``; vocabularies learned by BPE, and OpenAI's, have no such
+tokens, so there the two rules agree).
 """
 
 from __future__ import annotations
@@ -13,8 +26,9 @@ import codecs
 import copy
 import operator
 import os
-import sys
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from functools import reduce
+from itertools import islice
 from typing import Any, Literal
 
 import regex
@@ -23,12 +37,18 @@ from . import export
 from .base import ENDOFTEXT, check_special_tokens
 from .batches import map_texts
 from .files import read_merge_lines, read_vocab_json, write_merges_txt, write_vocab_json
+from .merging import apply_merges, reachable_tokens
 from .naive import encode_naive, merge_ranks
 from .pretokenize import GPT2_PATTERN, compile_pattern, special_token_regex
 from .utf8 import replace_lone_surrogates
 
-#: Pretokens whose ids are remembered at once; the cache is emptied when it is full.
+#: How many pretokens have their ids remembered at once; when that many are, the
+#: older half is forgotten.
 CACHE_SIZE = 1 << 14
+
+#: Pretokens longer than this many characters are encoded every time, not remembered:
+#: they rarely come back, and one of them could be megabytes.
+CACHE_LONGEST = 256
 
 #: ``encode_iterable`` collects at least this many characters before encoding them.
 STREAM_BUFFER = 1 << 16
@@ -36,9 +56,6 @@ STREAM_BUFFER = 1 << 16
 #: ``encode_iterable`` holds back the last pretokens within this many characters of what it
 #: has read so far, since the next chunk could still change them (regex lookahead).
 STREAM_MARGIN = 16
-
-#: The rank of a pair that no merge joins: larger than any real rank.
-NO_MERGE = sys.maxsize
 
 #: Which special tokens ``encode`` turns into their ids: ``"all"`` or a collection of them.
 AllowedSpecial = Literal["all"] | Collection[str]
@@ -91,6 +108,44 @@ class MergeNotInVocabError(ValueError):
         super().__init__(f"merge {rank} uses {part!r}, which is not in vocab")
 
 
+class PieceTable(dict):
+    """Pretoken text -> its ids, for the pretokens seen lately; at most :data:`CACHE_SIZE`.
+
+    A pretoken that is missing is looked up in ``whole`` (the tokens a pretoken may be
+    answered with at once) or else encoded by ``encode_piece``, and then remembered,
+    unless it is longer than :data:`CACHE_LONGEST`. When the table is full, the older half
+    is forgotten. (Emptying all of it would also throw away the pretokens that keep
+    coming back, and they would all have to be found again.)
+
+    A ``dict`` subclass, so that a lookup that hits, which is almost every lookup, runs
+    entirely in C; only a miss calls :meth:`__missing__`. ``whole`` stays a separate,
+    fixed table: if it were part of this one, forgetting and remembering would make
+    Python rebuild a table of the whole vocabulary every so often, and memory would jump
+    by that much in the middle of a long stream.
+    """
+
+    def __init__(
+        self, whole: Mapping[str, tuple[int, ...]], encode_piece: Callable[[str], tuple[int, ...]]
+    ) -> None:
+        super().__init__()
+        self.whole = whole
+        self.encode_piece = encode_piece
+
+    def __missing__(self, piece: str) -> tuple[int, ...]:
+        ids = self.whole.get(piece)
+        if ids is None:
+            ids = self.encode_piece(piece)
+            if len(piece) > CACHE_LONGEST:
+                return ids
+        if len(self) >= CACHE_SIZE:
+            # Forget the oldest half. Another thread may be doing the same: iterate over a
+            # copy (made in one step), and let a pretoken already forgotten be.
+            for old in list(islice(self.copy(), len(self) // 2 or 1)):
+                self.pop(old, None)
+        self[piece] = ids
+        return ids
+
+
 class Tokenizer:
     """A byte-level BPE tokenizer built from a vocabulary and its merges.
 
@@ -139,13 +194,9 @@ class Tokenizer:
                 "a byte-level vocabulary needs all 256"
             )
         self._byte_ids = [self._ids_of[bytes([byte])] for byte in range(256)]
-        # Pretokens that are whole tokens skip the merge loop (special tokens never do).
-        special_ids = set(self.special_tokens.values())
-        self._whole_tokens = {
-            token: token_id
-            for token, token_id in self._ids_of.items()
-            if token_id not in special_ids
-        }
+        # When the 256 byte tokens have the ids 0-255 (in any order, as in every vocabulary
+        # the course meets), bytes.translate turns a pretoken's bytes into its ids in C.
+        self._byte_table = bytes(self._byte_ids) if max(self._byte_ids) < 256 else None
 
         # (left id, right id) -> rank, the lower the earlier learned; rank -> merged id.
         self._merge_ranks: dict[tuple[int, int], int] = {}
@@ -156,7 +207,8 @@ class Tokenizer:
                     raise MergeNotInVocabError(rank, part)
             self._merge_ranks.setdefault((self._ids_of[left], self._ids_of[right]), rank)
             self._merged_ids.append(self._ids_of[left + right])
-        self._cache: dict[str, tuple[int, ...]] = {}
+
+        self._pieces = PieceTable(self._whole_tokens(), self._encode_piece)
 
     def __repr__(self) -> str:
         return (
@@ -365,15 +417,20 @@ class Tokenizer:
         """The ids of a stream of strings, each pretoken encoded once it is complete."""
         parts: list[str] = []
         size = 0
+        wait_for = STREAM_BUFFER
         for chunk in chunks:
             if not isinstance(chunk, str):
                 raise TypeError(f"encode_iterable expects strings, got {type(chunk).__name__}")
             parts.append(chunk)
             size += len(chunk)
-            if size >= STREAM_BUFFER:
+            if size >= wait_for:
                 ids, rest = self._encode_stable_prefix("".join(parts))
                 yield from ids
                 parts, size = [rest], len(rest)
+                # What was held back is scanned again next time. Waiting until the buffer
+                # is twice that long keeps the total scanning linear even when one pretoken
+                # (a megabyte of newlines) stays unfinished for a thousand chunks.
+                wait_for = max(STREAM_BUFFER, 2 * size)
         yield from self.encode("".join(parts))
 
     def _special_split(
@@ -461,49 +518,40 @@ class Tokenizer:
         self._encode_pieces(self._compiled.findall(text), out)
 
     def _encode_pieces(self, pieces: Iterable[str], out: list[int]) -> None:
-        cache = self._cache
-        for piece in pieces:
-            ids = cache.get(piece)
-            if ids is None:
-                ids = self._encode_piece(piece)
-                if len(cache) >= CACHE_SIZE:
-                    cache.clear()
-                cache[piece] = ids
-            out.extend(ids)
+        # One C-level lookup per pretoken and one C-level list extend with its ids; only
+        # a pretoken not seen lately runs Python code (PieceTable.__missing__).
+        reduce(operator.iconcat, map(self._pieces.__getitem__, pieces), out)
+
+    def _whole_tokens(self) -> dict[str, tuple[int]]:
+        """``{text: (id,)}`` for every token a pretoken may be answered with at once.
+
+        That is every token the merges build whole from its own bytes (for a vocabulary
+        learned by BPE, and for OpenAI's files, every token), minus special tokens (they
+        are found before pretokenizing, never by spelling) and tokens that are not whole
+        UTF-8 characters (no pretoken is spelled like them). When two ids share bytes,
+        the lower one is the one the merges make.
+        """
+        reachable = reachable_tokens(
+            self.vocab, self._merge_ranks, self._merged_ids, self._byte_ids
+        )
+        special_ids = set(self.special_tokens.values())
+        whole: dict[str, tuple[int]] = {}
+        for token, token_id in self._ids_of.items():
+            if token_id in reachable and token_id not in special_ids:
+                try:
+                    whole[token.decode("utf-8")] = (token_id,)
+                except UnicodeDecodeError:
+                    continue
+        return whole
 
     def _encode_piece(self, piece: str) -> tuple[int, ...]:
-        """Apply merges inside one pretoken: the earliest-learned applicable merge first.
-
-        A pretoken that is itself a token is returned as that token, as tiktoken does. For a
-        vocabulary learned by BPE this is exactly what the merges would give (training
-        split every word the way this loop does), and common words skip the loop.
-
-        ``ranks[i]`` is the rank of the pair that starts at ``ids[i]`` (``NO_MERGE`` when no
-        merge joins it). Each step merges the lowest-ranked pair (the leftmost on a tie) and
-        recomputes only the two ranks next to it, so a step costs one ``min`` and a few
-        list operations.
-        """
+        """The ids of one pretoken: its bytes, joined by the merges (see :mod:`.merging`)."""
         data = piece.encode("utf-8")
-        whole = self._whole_tokens.get(data)
-        if whole is not None:
-            return (whole,)
-        byte_ids = self._byte_ids
-        ids = [byte_ids[byte] for byte in data]
-        rank_of = self._merge_ranks.get
-        merged_ids = self._merged_ids
-        ranks = [rank_of(pair, NO_MERGE) for pair in zip(ids, ids[1:])]
-        while len(ids) > 1:
-            best = min(ranks)
-            if best == NO_MERGE:
-                break
-            i = ranks.index(best)
-            ids[i] = merged_ids[best]
-            del ids[i + 1], ranks[i]
-            if i < len(ranks):
-                ranks[i] = rank_of((ids[i], ids[i + 1]), NO_MERGE)
-            if i:
-                ranks[i - 1] = rank_of((ids[i - 1], ids[i]), NO_MERGE)
-        return tuple(ids)
+        if self._byte_table is not None:
+            ids = list(data.translate(self._byte_table))
+        else:
+            ids = list(map(self._byte_ids.__getitem__, data))
+        return tuple(apply_merges(ids, self._merge_ranks, self._merged_ids))
 
     def _encode_stable_prefix(self, text: str) -> tuple[list[int], str]:
         """Encode the part of ``text`` that no further text could change; return the rest.

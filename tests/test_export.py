@@ -211,7 +211,8 @@ def test_special_tokens_are_added_special_tokens(exported):
     added = {token["content"]: token["id"] for token in document["added_tokens"]}
     assert added == ours.special_tokens
     assert all(token["special"] and not token["normalized"] for token in document["added_tokens"])
-    assert document["model"]["ignore_merges"] is True
+    # Off: a piece spelled like a token still goes through the merges, as in our encoder.
+    assert document["model"]["ignore_merges"] is False
 
 
 def test_json_matches_what_the_library_builds(trained):
@@ -318,15 +319,15 @@ def hand_made(merges: list[tuple[bytes, bytes]], ids: list[int]) -> Tokenizer:
     return Tokenizer(vocab, merges)
 
 
-def test_whole_token_shortcut_matches_ours():
+def test_a_token_the_merges_never_build_is_not_a_shortcut():
     # "abc" is a token, but the merges never build it from "abc": b+c comes first and
-    # (a, bc) is not a merge. Our encoder, like tiktoken, answers a pretoken that is a whole
-    # token with that token; HF does so only with ignore_merges, which the export sets.
+    # (a, bc) is not a merge. Ours and HF (ignore_merges off) both give what the merges give.
     ours = hand_made([(b"b", b"c"), (b"a", b"b"), (b"ab", b"c")], [256, 257, 258])
     hf = ours.to_hf()
-    assert ours.encode("abc") == hf.encode("abc").ids == [258]
+    assert hf_json(ours)["model"]["ignore_merges"] is False
+    assert ours.encode("abc") == hf.encode("abc").ids == [97, 256]
     assert ours.encode("xabc") == hf.encode("xabc").ids == [120, 97, 256]
-    # tiktoken would join (a, bc) into rank 258 inside "xabc", so the export is refused.
+    # tiktoken would answer "abc" with rank 258, so the export is refused.
     with pytest.raises(ValueError, match="tiktoken would"):
         ours.to_tiktoken_params("x")
 
