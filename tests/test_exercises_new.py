@@ -8,16 +8,35 @@ make (each must fail, with a hint that names the mistake).
 from __future__ import annotations
 
 import pytest
-from notebook_cells import load_notebook, run_cells
+from test_exercises_early import assert_accepted, assert_rejected, load_exercises
 
 NOTEBOOK_00 = "00_why_tokenization_matters"
+NOTEBOOK_07 = "07_tokenizers_in_the_wild"
+
+#: Each exercise: its notebook, its checker's name and its solution's name.
+EXERCISES = {
+    "reverse_ids": (NOTEBOOK_00, "check_reverse_ids", "solution_reverse_ids"),
+    "group_from_right": (NOTEBOOK_00, "check_group_from_right", "solution_group_from_right"),
+    "o200k_word_pieces": (NOTEBOOK_07, "check_o200k_word_pieces", "solution_o200k_word_pieces"),
+    "decode_pieces": (NOTEBOOK_07, "check_decode_pieces", "solution_decode_pieces"),
+}
 
 
 @pytest.fixture(scope="module")
-def notebook_00():
-    """The checkers and solutions of notebook 00, in one namespace."""
-    namespace = run_cells(load_notebook(NOTEBOOK_00), "exercise-checker")
-    return run_cells(load_notebook(NOTEBOOK_00), "solution", namespace)
+def notebooks():
+    """The checkers and solutions of notebooks 00 and 07, one namespace each."""
+    return {name: load_exercises(name) for name in (NOTEBOOK_00, NOTEBOOK_07)}
+
+
+def checker_of(notebooks, exercise):
+    notebook, checker, _ = EXERCISES[exercise]
+    return notebooks[notebook][checker]
+
+
+@pytest.mark.parametrize("exercise", EXERCISES)
+def test_each_check_accepts_its_solution(notebooks, capsys, exercise):
+    notebook, _, solution = EXERCISES[exercise]
+    assert_accepted(capsys, checker_of(notebooks, exercise), (notebooks[notebook][solution],))
 
 
 # 00: reverse_ids ----------------------------------------------------------------------------
@@ -72,14 +91,9 @@ def returns_none(tokenizer, ids):
         (returns_none, "returned None"),
     ],
 )
-def test_reverse_ids_check_rejects(notebook_00, capsys, wrong, hint):
-    assert notebook_00["check_reverse_ids"](wrong) is False
-    assert hint in capsys.readouterr().out
+def test_reverse_ids_check_rejects(notebooks, capsys, wrong, hint):
+    assert_rejected(capsys, checker_of(notebooks, "reverse_ids"), (wrong,), hint)
 
-
-def test_reverse_ids_check_accepts_the_solution(notebook_00, capsys):
-    assert notebook_00["check_reverse_ids"](notebook_00["solution_reverse_ids"]) is True
-    assert "Correct!" in capsys.readouterr().out
 
 
 # 00: group_from_right -----------------------------------------------------------------------
@@ -123,24 +137,18 @@ def groups_as_one_string(digits):
         (groups_as_one_string, "return a list of strings"),
     ],
 )
-def test_group_from_right_check_rejects(notebook_00, capsys, wrong, hint):
-    assert notebook_00["check_group_from_right"](wrong) is False
-    assert hint in capsys.readouterr().out
+def test_group_from_right_check_rejects(notebooks, capsys, wrong, hint):
+    assert_rejected(capsys, checker_of(notebooks, "group_from_right"), (wrong,), hint)
 
 
-def test_group_from_right_check_accepts_the_solution(notebook_00, capsys):
-    check = notebook_00["check_group_from_right"]
-    assert check(notebook_00["solution_group_from_right"]) is True
-    assert "Correct!" in capsys.readouterr().out
 
-
-def test_check_exercise_checks_the_solution_while_the_stub_is_unwritten(notebook_00, capsys):
+def test_check_exercise_checks_the_solution_while_the_stub_is_unwritten(notebooks, capsys):
     def group_from_right(digits):
         raise NotImplementedError("your turn")
 
-    check = notebook_00["check_exercise"]
-    checker = notebook_00["check_group_from_right"]
-    solution = notebook_00["solution_group_from_right"]
+    check = notebooks[NOTEBOOK_00]["check_exercise"]
+    checker = checker_of(notebooks, "group_from_right")
+    solution = notebooks[NOTEBOOK_00]["solution_group_from_right"]
     assert check(group_from_right, solution, checker) is solution
     out = capsys.readouterr().out
     assert "`group_from_right` is not written yet" in out and "Correct!" in out
@@ -150,16 +158,6 @@ def test_check_exercise_checks_the_solution_while_the_stub_is_unwritten(notebook
 
 
 # 07: decode_pieces --------------------------------------------------------------------------
-
-NOTEBOOK_07 = "07_tokenizers_in_the_wild"
-
-
-@pytest.fixture(scope="module")
-def notebook_07():
-    """The checkers and solutions of notebook 07, in one namespace."""
-    namespace = run_cells(load_notebook(NOTEBOOK_07), "exercise-checker")
-    return run_cells(load_notebook(NOTEBOOK_07), "solution", namespace)
-
 
 def byte_value(piece):
     """The byte a piece like '<0xE6>' stands for, or None for other pieces."""
@@ -228,14 +226,9 @@ def returns_bytes(pieces):
         (returns_bytes, "return a str"),
     ],
 )
-def test_decode_pieces_check_rejects(notebook_07, capsys, wrong, hint):
-    assert notebook_07["check_decode_pieces"](wrong) is False
-    assert hint in capsys.readouterr().out
+def test_decode_pieces_check_rejects(notebooks, capsys, wrong, hint):
+    assert_rejected(capsys, checker_of(notebooks, "decode_pieces"), (wrong,), hint)
 
-
-def test_decode_pieces_check_accepts_the_solution(notebook_07, capsys):
-    assert notebook_07["check_decode_pieces"](notebook_07["solution_decode_pieces"]) is True
-    assert "Correct!" in capsys.readouterr().out
 
 
 # 07: o200k_word_pieces ----------------------------------------------------------------------
@@ -311,15 +304,9 @@ def loses_trailing_capitals(word):
         (loses_trailing_capitals, "not to the word"),
     ],
 )
-def test_o200k_word_pieces_check_rejects(notebook_07, capsys, wrong, hint):
-    assert notebook_07["check_o200k_word_pieces"](wrong) is False
-    assert hint in capsys.readouterr().out
+def test_o200k_word_pieces_check_rejects(notebooks, capsys, wrong, hint):
+    assert_rejected(capsys, checker_of(notebooks, "o200k_word_pieces"), (wrong,), hint)
 
-
-def test_o200k_word_pieces_check_accepts_the_solution(notebook_07, capsys):
-    check = notebook_07["check_o200k_word_pieces"]
-    assert check(notebook_07["solution_o200k_word_pieces"]) is True
-    assert "Correct!" in capsys.readouterr().out
 
 
 # Both notebooks: an unwritten stub reaches check_exercise; a right answer is kept -------------
@@ -329,19 +316,12 @@ def unwritten(*args):
     raise NotImplementedError("your turn")
 
 
-@pytest.mark.parametrize(
-    ("notebook", "checker", "solution"),
-    [
-        (NOTEBOOK_00, "check_reverse_ids", "solution_reverse_ids"),
-        (NOTEBOOK_00, "check_group_from_right", "solution_group_from_right"),
-        (NOTEBOOK_07, "check_o200k_word_pieces", "solution_o200k_word_pieces"),
-        (NOTEBOOK_07, "check_decode_pieces", "solution_decode_pieces"),
-    ],
-)
+@pytest.mark.parametrize("exercise", EXERCISES)
 def test_check_exercise_keeps_a_right_answer_and_sees_an_unwritten_one(
-    notebook_00, notebook_07, capsys, notebook, checker, solution
+    notebooks, capsys, exercise
 ):
-    namespace = notebook_00 if notebook == NOTEBOOK_00 else notebook_07
+    notebook, checker, solution = EXERCISES[exercise]
+    namespace = notebooks[notebook]
     with pytest.raises(NotImplementedError):
         namespace[checker](unwritten)  # the checker must not swallow "not written yet"
     reference = namespace[solution]
