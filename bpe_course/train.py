@@ -191,19 +191,58 @@ class WordTable:
         new_words: dict[str, list[int]] = {}
         for index in pair_words.pop(pair):
             word = words[index]
-            if pair not in word:
+            start = word.find(pair)
+            if start < 0:
                 continue  # stale entry: an earlier merge took this word's pair away
+            count = counts[index]
+            end = start + 2
+            if word.find(pair, end) < 0:
+                # The pair occurs once, as it does in most words: pairs_changed_by's work,
+                # written out. ``x a b y`` loses ``x a`` and ``b y`` and gains ``x N``, ``N y``.
+                words[index] = word[:start] + new_token + word[end:]
+                if start:
+                    lost = word[start - 1 : end - 1]
+                    total = pair_counts[lost] - count
+                    if total:
+                        pair_counts[lost] = total
+                    else:
+                        del pair_counts[lost]
+                        del pair_words[lost]
+                    gained = word[start - 1] + new_token
+                    total = new_counts.get(gained)
+                    if total is None:
+                        new_counts[gained] = count
+                        new_words[gained] = [index]
+                    else:
+                        new_counts[gained] = total + count
+                        new_words[gained].append(index)
+                if end < len(word):
+                    lost = word[start + 1 : end + 1]
+                    total = pair_counts[lost] - count
+                    if total:
+                        pair_counts[lost] = total
+                    else:
+                        del pair_counts[lost]
+                        del pair_words[lost]
+                    gained = new_token + word[end]
+                    total = new_counts.get(gained)
+                    if total is None:
+                        new_counts[gained] = count
+                        new_words[gained] = [index]
+                    else:
+                        new_counts[gained] = total + count
+                        new_words[gained].append(index)
+                continue
             merged = word.replace(pair, new_token)
             words[index] = merged
-            count = counts[index]
-            lost, gained = pairs_changed_by(word, merged, pair)
-            for old_pair in lost:
-                total = pair_counts[old_pair] - count
+            lost_pairs, gained = pairs_changed_by(word, merged, pair)
+            for lost in lost_pairs:
+                total = pair_counts[lost] - count
                 if total:
-                    pair_counts[old_pair] = total
+                    pair_counts[lost] = total
                 else:
-                    del pair_counts[old_pair]
-                    del pair_words[old_pair]
+                    del pair_counts[lost]
+                    del pair_words[lost]
             add_pairs(gained, index, count, new_counts, new_words)
         del pair_counts[pair]
         pair_counts.update(new_counts)
