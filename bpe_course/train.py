@@ -30,7 +30,7 @@ import functools
 import gc
 import heapq
 import sys
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Executor
 from typing import ParamSpec, TypeVar
@@ -141,7 +141,7 @@ def train_from_counts(
         new_id = len(vocab)
         vocab[new_id] = left + right
         merges.append((left, right))
-        new_pairs = table.merge(pair, chr(new_id))  # 2. update, don't recount
+        _, new_pairs = table.merge(pair, chr(new_id))  # 2. update, don't recount
         heap.push_new_pairs(new_pairs, vocab[new_id])
         bar.update(1)
     bar.close()
@@ -177,77 +177,65 @@ class WordTable:
         """An upper bound on the merges left: each one removes at least one pair occurrence."""
         return sum(map(len, self.words)) - len(self.words)
 
-    def merge(self, pair: str, new_token: str) -> dict[str, int]:
+    def merge(self, pair: str, new_token: str) -> tuple[dict[str, int], dict[str, int]]:
         """Replace ``pair`` by ``new_token`` in every word that has it; update the pair counts.
 
         Only the pairs next to a merged spot change (see :func:`pairs_changed_by`). Returns
-        the new pairs with their counts: they all contain ``new_token``, so none of them
-        existed before this merge.
+        how much each pair's count went down (``pair`` itself left out) and the new pairs
+        with their counts: these all contain ``new_token``, so none existed before.
         """
         # Local names for the tables: the loop below runs millions of times.
-        words, counts = self.words, self.counts
-        pair_counts, pair_words = self.pair_counts, self.pair_words
-        new_counts: dict[str, int] = {}
-        new_words: dict[str, list[int]] = {}
-        for index in pair_words.pop(pair):
+        words, counts, pair_words = self.words, self.counts, self.pair_words
+        lost: defaultdict[str, int] = defaultdict(int)
+        gained: defaultdict[str, int] = defaultdict(int)
+        new_words: defaultdict[str, list[int]] = defaultdict(list)
+        for index in pair_words.pop(pair, ()):
             word = words[index]
-            start = word.find(pair)
-            if start < 0:
-                continue  # stale entry: an earlier merge took this word's pair away
-            count = counts[index]
-            end = start + 2
-            if word.find(pair, end) < 0:
-                # The pair occurs once, as it does in most words: pairs_changed_by's work,
-                # written out. ``x a b y`` loses ``x a`` and ``b y`` and gains ``x N``, ``N y``.
-                words[index] = word[:start] + new_token + word[end:]
-                if start:
-                    lost = word[start - 1 : end - 1]
-                    total = pair_counts[lost] - count
-                    if total:
-                        pair_counts[lost] = total
-                    else:
-                        del pair_counts[lost]
-                        del pair_words[lost]
-                    gained = word[start - 1] + new_token
-                    total = new_counts.get(gained)
-                    if total is None:
-                        new_counts[gained] = count
-                        new_words[gained] = [index]
-                    else:
-                        new_counts[gained] = total + count
-                        new_words[gained].append(index)
-                if end < len(word):
-                    lost = word[start + 1 : end + 1]
-                    total = pair_counts[lost] - count
-                    if total:
-                        pair_counts[lost] = total
-                    else:
-                        del pair_counts[lost]
-                        del pair_words[lost]
-                    gained = new_token + word[end]
-                    total = new_counts.get(gained)
-                    if total is None:
-                        new_counts[gained] = count
-                        new_words[gained] = [index]
-                    else:
-                        new_counts[gained] = total + count
-                        new_words[gained].append(index)
-                continue
             merged = word.replace(pair, new_token)
+            size = len(merged)
+            if size == len(word):
+                continue  # stale entry: an earlier merge took this word's pair away
             words[index] = merged
-            lost_pairs, gained = pairs_changed_by(word, merged, pair)
-            for lost in lost_pairs:
-                total = pair_counts[lost] - count
-                if total:
-                    pair_counts[lost] = total
-                else:
-                    del pair_counts[lost]
-                    del pair_words[lost]
-            add_pairs(gained, index, count, new_counts, new_words)
-        del pair_counts[pair]
-        pair_counts.update(new_counts)
+            count = counts[index]
+            if size == len(word) - 1:  # one merged spot, as in most words: x a b y becomes
+                spot = merged.find(new_token)  # x N y, losing x a and b y, gaining x N and N y
+                if spot:
+                    lost[word[spot - 1 : spot + 1]] += count
+                    new_pair = merged[spot - 1 : spot + 1]
+                    gained[new_pair] += count
+                    new_words[new_pair].append(index)
+                if spot + 1 < size:
+                    lost[word[spot + 1 : spot + 3]] += count
+                    new_pair = merged[spot : spot + 2]
+                    gained[new_pair] += count
+                    new_words[new_pair].append(index)
+                continue
+            old_pairs, new_pairs = pairs_changed_by(word, merged, pair)
+            for old_pair in old_pairs:
+                lost[old_pair] += count
+            for new_pair in new_pairs:
+                gained[new_pair] += count
+                listed = new_words[new_pair]
+                if not listed or listed[-1] != index:  # list a word once under each pair
+                    listed.append(index)
+        lost.pop(pair, None)  # its count goes altogether
+        self.pair_counts.pop(pair, None)
+        self.count_changes(lost, gained)
         pair_words.update(new_words)
-        return new_counts
+        return lost, gained
+
+    def count_changes(self, lost: Mapping[str, int], gained: Mapping[str, int]) -> None:
+        """Take ``lost`` from the pair counts and add ``gained``; forget pairs that reach 0."""
+        pair_counts, pair_words = self.pair_counts, self.pair_words
+        for old_pair, amount in lost.items():
+            total = pair_counts[old_pair] - amount
+            if total:
+                pair_counts[old_pair] = total
+            else:
+                del pair_counts[old_pair]
+                pair_words.pop(old_pair, None)
+        for new_pair, amount in gained.items():
+            pair_counts[new_pair] = pair_counts.get(new_pair, 0) + amount
 
 
 def pairs_changed_by(word: str, merged: str, pair: str) -> tuple[list[str], list[str]]:
@@ -326,16 +314,17 @@ class PairHeap:
     def _entry(self, pair: str, count: int) -> tuple[int, str, str, str]:
         return (-count, self.keys[ord(pair[0])], self.keys[ord(pair[1])], pair)
 
-    def push_new_pairs(self, new_counts: dict[str, int], new_token: bytes) -> None:
-        """Push the pairs a merge created, after learning the key of its ``new_token``.
+    def push_new_pairs(self, new_pairs: Iterable[str], new_token: bytes) -> None:
+        """Push the pairs a merge created, with their counts, after learning the key of its
+        ``new_token``.
 
         This is the only place a count goes up. A pair can gain occurrences only in the
         merge that creates the newer of its two tokens (later merges only take neighbours
         away), so every pair is pushed once, and its entry can only be too high, never too low.
         """
         self.keys.append(descending_key(new_token))
-        for pair, count in new_counts.items():
-            heapq.heappush(self.entries, self._entry(pair, count))
+        for pair in new_pairs:
+            heapq.heappush(self.entries, self._entry(pair, self.pair_counts[pair]))
 
     def pop_best(self) -> str | None:
         """Remove and return the most frequent pair, or None when no pair is left."""
