@@ -29,10 +29,13 @@ from __future__ import annotations
 import functools
 import gc
 import heapq
+import multiprocessing
+import os
 import sys
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Executor
+from multiprocessing.connection import Connection
 from typing import ParamSpec, TypeVar
 
 from .base import (
@@ -48,6 +51,7 @@ from .base import (
     word_bytes,
 )
 from .chunks import check_executor, count_file_pretokens
+from .interrupts import worker_ignores_ctrl_c
 from .naive import train_from_counts_naive
 from .pretokenize import GPT2_PATTERN, compile_pattern
 from .utf8 import check_errors
@@ -60,6 +64,15 @@ END_MARK = chr(257)
 
 #: Token ids are characters in :class:`WordTable`, so there can be at most this many.
 MAX_TOKEN_IDS = sys.maxunicode + 1
+
+#: The fewest distinct pretokens worth a share of the first merges in a process of its own:
+#: a helper with fewer would cost more to start than it saves (see :class:`MergeHelpers`).
+SHARE_WORDS = 10_000
+
+#: Helpers keep their share of the words while the merges touch, on average of late, at
+#: least this many words of this process's share each (a message costs about as much as
+#: merging 20 words).
+HEAVY_MERGE_WORDS = 30
 
 
 def descending_key(token: bytes) -> str:
@@ -109,42 +122,52 @@ def train_from_counts(
     special_tokens: Sequence[str] = (),
     *,
     progress: bool = False,
+    num_processes: int | None = 1,
 ) -> tuple[Vocab, Merges]:
     """Learn merges from pretoken counts, e.g. ``{"low": 5, "lower": 2}``.
 
     Returns ``(vocab, merges)``: ``vocab`` maps ids to bytes (0-255 the bytes, then the
     special tokens, then one id per merge) and ``merges`` lists the merged pairs of bytes in
     the order they were learned. Stops early when no pair is left to merge.
+    ``num_processes`` other than 1 (``None``: every core) lets helper processes share the
+    first, heaviest merges of a large table (:class:`MergeHelpers`); the merges are the same.
 
     >>> vocab, merges = train_from_counts({"low": 5, "lower": 2, "newest": 6}, 259)
     >>> merges
     [(b'w', b'e'), (b'l', b'o'), (b'we', b's')]
     """
     special_tokens, num_merges, vocab = start_training(vocab_size, special_tokens)
+    processes = check_num_processes(num_processes) or os.cpu_count() or 1
     merges: Merges = []
-
-    table = WordTable(word_bytes(word_counts, special_tokens))  # 1. count pretokens once
-    last_id = len(vocab) - 1 + min(num_merges, table.most_merges())
+    # 1. count pretokens once (a single byte has no pair and never changes)
+    words = [(data, count) for data, count in word_bytes(word_counts, special_tokens) if data[1:]]
+    last_id = len(vocab) - 1 + min(num_merges, sum(len(data) - 1 for data, _ in words))
     if last_id >= MAX_TOKEN_IDS:
         raise ValueError(
             f"vocab_size={vocab_size} could need token id {last_id:,}, but this trainer "
             f"stores a token as one character, so ids stop at {MAX_TOKEN_IDS - 1:,}"
         )
-    heap = PairHeap(table.pair_counts, vocab)  # 3. a heap with lazy deletion
+    shares = max(1, min(processes, os.cpu_count() or 1, len(words) // SHARE_WORDS))
+    with MergeHelpers([words[start::shares] for start in range(1, shares)]) as helpers:
+        table = WordTable(words[::shares])
+        del words
+        helpers.add_pair_counts(table)
+        heap = PairHeap(table.pair_counts, vocab)  # 3. a heap with lazy deletion
 
-    bar = progress_bar(progress, num_merges, desc="merges", unit="merge")
-    for _ in range(num_merges):
-        pair = heap.pop_best()
-        if pair is None:
-            break  # no pairs left: every word is a single token
-        left, right = vocab[ord(pair[0])], vocab[ord(pair[1])]
-        new_id = len(vocab)
-        vocab[new_id] = left + right
-        merges.append((left, right))
-        _, new_pairs = table.merge(pair, chr(new_id))  # 2. update, don't recount
-        heap.push_new_pairs(new_pairs, vocab[new_id])
-        bar.update(1)
-    bar.close()
+        bar = progress_bar(progress, num_merges, desc="merges", unit="merge")
+        for _ in range(num_merges):
+            pair = heap.pop_best()
+            if pair is None:
+                break  # no pairs left: every word is a single token
+            left, right = vocab[ord(pair[0])], vocab[ord(pair[1])]
+            new_id = len(vocab)
+            vocab[new_id] = left + right
+            merges.append((left, right))
+            helpers.start_merge(pair, chr(new_id), table)
+            _, new_pairs = table.merge(pair, chr(new_id))  # 2. update, don't recount
+            heap.push_new_pairs(helpers.finish_merge(table, new_pairs), vocab[new_id])
+            bar.update(1)
+        bar.close()
     return vocab, merges
 
 
@@ -164,18 +187,27 @@ class WordTable:
         self.counts: list[int] = []
         self.pair_counts: dict[str, int] = {}
         self.pair_words: dict[str, list[int]] = {}
-        for data, count in word_counts:
-            if len(data) < 2:
-                continue  # a single byte has no pair and never changes
+        for data, count in word_counts:  # each of at least two bytes
             word = data.decode("latin-1")  # the one-character-per-byte spelling
             pairs = [word[start : start + 2] for start in range(len(word) - 1)]
             add_pairs(pairs, len(self.words), count, self.pair_counts, self.pair_words)
             self.words.append(word)
             self.counts.append(count)
 
-    def most_merges(self) -> int:
-        """An upper bound on the merges left: each one removes at least one pair occurrence."""
-        return sum(map(len, self.words)) - len(self.words)
+    def add_words(
+        self, words: list[str], counts: list[int], pair_words: dict[str, list[int]]
+    ) -> None:
+        """Take over another table's words; their pairs must be counted here already."""
+        offset = len(self.words)
+        self.words += words
+        self.counts += counts
+        for pair, indices in pair_words.items():
+            moved = [index + offset for index in indices]
+            listed = self.pair_words.get(pair)
+            if listed is None:
+                self.pair_words[pair] = moved
+            else:
+                listed += moved
 
     def merge(self, pair: str, new_token: str) -> tuple[dict[str, int], dict[str, int]]:
         """Replace ``pair`` by ``new_token`` in every word that has it; update the pair counts.
@@ -342,6 +374,92 @@ class PairHeap:
         return None
 
 
+class MergeHelpers:
+    """Processes that each hold a share of the words while the merges are heavy.
+
+    The first merges touch a large part of the words (the first one of text in a script
+    of three-byte characters, every word), so they are the part of the merge loop worth
+    sharing: while a helper merges its share, this process merges its own. A helper
+    builds a :class:`WordTable` of its share, sends its pair counts, then for each merge
+    sends back what :meth:`WordTable.merge` returns. This process adds those changes to
+    its own, so its pair counts (and the heap) are those of the whole corpus; its
+    ``pair_words`` list only its own words. When merges turn light, a message costs more
+    than the work it shares: the helpers then send their words over and stop.
+    """
+
+    def __init__(self, shares: list[list[tuple[bytes, int]]]) -> None:
+        context = multiprocessing.get_context()
+        self.connections: list[Connection] = []
+        self.processes = []
+        for share in shares:
+            here, there = context.Pipe()
+            process = context.Process(target=help_merge, args=(there, share), daemon=True)
+            process.start()
+            there.close()
+            self.connections.append(here)
+            self.processes.append(process)
+        self.busy = 4.0 * HEAVY_MERGE_WORDS  # words per merge, on average of late
+
+    def __enter__(self) -> MergeHelpers:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        for process in self.processes:
+            if process.is_alive():
+                process.terminate()
+            process.join()
+
+    def receive(self, connection: Connection):
+        try:
+            return connection.recv()
+        except EOFError:
+            raise RuntimeError(
+                "a helper process of the merge loop stopped unexpectedly (out of memory?)"
+            ) from None
+
+    def add_pair_counts(self, table: WordTable) -> None:
+        """Add the pair counts of every helper's share to ``table``'s."""
+        for connection in self.connections:
+            table.count_changes({}, self.receive(connection))
+
+    def start_merge(self, pair: str, new_token: str, table: WordTable) -> None:
+        """Ask the helpers to merge ``pair`` too, or, if merges have turned light, to hand
+        their words over to ``table`` now."""
+        if not self.connections:
+            return
+        self.busy += (len(table.pair_words.get(pair, ())) - self.busy) / 32
+        if self.busy >= HEAVY_MERGE_WORDS:
+            for connection in self.connections:
+                connection.send((pair, new_token))
+            return
+        for connection in self.connections:
+            connection.send(None)
+            table.add_words(*self.receive(connection))
+        self.connections = []
+
+    def finish_merge(self, table: WordTable, new_pairs: Iterable[str]) -> Iterable[str]:
+        """Add the helpers' changes to ``table``'s pair counts; every pair the merge created."""
+        if not self.connections:
+            return new_pairs
+        created = set(new_pairs)
+        for connection in self.connections:
+            lost, gained = self.receive(connection)
+            table.count_changes(lost, gained)
+            created.update(gained)
+        return created
+
+
+def help_merge(connection: Connection, share: list[tuple[bytes, int]]) -> None:
+    """A :class:`MergeHelpers` process: build the table of ``share``, then merge on request."""
+    worker_ignores_ctrl_c()
+    gc.disable()  # no reference cycles here either (see cycle_collector_paused)
+    table = WordTable(share)
+    connection.send(table.pair_counts)
+    while (request := connection.recv()) is not None:
+        connection.send(table.merge(*request))
+    connection.send((table.words, table.counts, table.pair_words))
+
+
 def count_corpus(
     input_path: PathLike | Iterable[PathLike],
     vocab_size: int,
@@ -403,7 +521,9 @@ def train_bpe(
     specials, counts = count_corpus(
         input_path, vocab_size, special_tokens, pattern, num_processes, progress, errors, executor
     )
-    return train_from_counts(counts, vocab_size, specials, progress=progress)
+    return train_from_counts(
+        counts, vocab_size, specials, progress=progress, num_processes=num_processes
+    )
 
 
 # train_bpe_naive repeats train_bpe's signature on purpose: the two are drop-in swaps.

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import gc
 import json
+import os
 from collections import Counter
 from operator import add
 from pathlib import Path
 
 import pytest
 import regex
-from hypothesis import event, given
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
 from strategies import ENDOFTEXT, nasty_text, word_counts
 
@@ -23,6 +24,7 @@ from bpe_course import (
     train_from_counts,
     train_from_counts_naive,
 )
+from bpe_course import train as train_module
 from bpe_course.chunks import count_file_pretokens, find_chunk_boundaries
 from bpe_course.files import unicode_to_bytes
 from bpe_course.pretokenize import count_pretokens
@@ -192,6 +194,69 @@ def test_a_single_run_merges_into_powers_of_two():
     vocab, merges = train_from_counts({"a" * 4096: 3}, 300)
     assert [len(a + b) for a, b in merges] == [2**k for k in range(1, 13)]
     assert vocab[len(vocab) - 1] == b"a" * 4096
+
+
+# Sharing the first merges: helper processes hold shares of the words, this process the sum
+# of the pair counts, until the merges turn light and the helpers hand their words over.
+
+
+def share_with_helpers(patch: pytest.MonkeyPatch, heavy: float) -> list[int]:
+    """Share every table, keep the helpers while merges touch ``heavy`` words (0: to the
+    end); returns a list that gets one item per merge the helpers took part in."""
+    patch.setattr(train_module, "SHARE_WORDS", 1)
+    patch.setattr(train_module, "HEAVY_MERGE_WORDS", heavy)
+    patch.setattr(os, "cpu_count", lambda: 3)
+    shared: list[int] = []
+    finish = train_module.MergeHelpers.finish_merge
+
+    def counted(helpers, table, new_pairs):
+        shared.extend([1] if helpers.connections else [])
+        return finish(helpers, table, new_pairs)
+
+    patch.setattr(train_module.MergeHelpers, "finish_merge", counted)
+    return shared
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    counts=word_counts(st.sampled_from("abc"))
+    | word_counts(st.characters(codec="utf-8"))
+    | st.dictionaries(repetitive_word, word_count, min_size=1, max_size=8),
+    extra_merges=st.integers(0, 40),
+    processes=st.sampled_from([2, 3]),
+    heavy=st.sampled_from([0, 0.5, 2, 1e9]),
+)
+def test_merges_shared_with_helper_processes_match_naive(counts, extra_merges, processes, heavy):
+    vocab_size = 257 + extra_merges
+    with pytest.MonkeyPatch.context() as patch:
+        shared = share_with_helpers(patch, heavy)
+        fast = train_from_counts(counts, vocab_size, [ENDOFTEXT], num_processes=processes)
+    assert fast == train_from_counts_naive(counts, vocab_size, [ENDOFTEXT])
+    event("shared merges" if shared else "no merge shared")
+
+
+def test_helpers_share_the_heavy_merges_then_hand_their_words_over(monkeypatch):
+    # 300 words "the0" to "the299": the first merges (t h, th e) touch every word and are
+    # shared; the merges of digits touch fewer and fewer, so the helpers hand over.
+    shared = share_with_helpers(monkeypatch, 10)
+    counts = {f"the{index}": 1 + index % 7 for index in range(300)}
+    vocab, merges = train_from_counts(counts, 600, num_processes=2)
+    assert (vocab, merges) == train_from_counts_naive(counts, 600)
+    assert 10 < len(shared) < len(merges) - 10
+
+
+def test_a_helper_process_that_dies_is_reported(monkeypatch):
+    share_with_helpers(monkeypatch, 0)
+    parent, merge = os.getpid(), train_module.WordTable.merge
+
+    def dies_in_a_helper(table, pair, new_token):
+        if os.getpid() != parent:
+            os._exit(3)  # as if the system had killed it, say for memory
+        return merge(table, pair, new_token)
+
+    monkeypatch.setattr(train_module.WordTable, "merge", dies_in_a_helper)
+    with pytest.raises(RuntimeError, match="helper process of the merge loop stopped"):
+        train_from_counts({"low": 5, "lower": 2, "newest": 6}, 300, num_processes=2)
 
 
 def all_pairs(word: str) -> Counter[str]:
