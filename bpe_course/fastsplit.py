@@ -132,8 +132,14 @@ def bmp_translation(pattern: str) -> tuple[str, list[str]] | None:
 
 def _sample_text() -> str:
     """Text on which a translation must split exactly as the original does: every Latin-1
-    character and a spread of the BMP, each between letters, digits, spaces and quotes."""
-    chars = [chr(code) for code in range(0x100)] + [chr(code) for code in range(0x100, 0xFFFF, 97)]
+    character, every BMP character with a case (the engines fold some differently, such as
+    the dotless ``ı``) and a spread of the rest, each between letters, digits, spaces, quotes.
+    """
+    chars = [chr(code) for code in range(0x100)] + [
+        char
+        for char in map(chr, range(0x100, 0xFFFF))
+        if char.lower() != char or char.upper() != char or ord(char) % 97 == 0
+    ]
     return "".join(f"{c}a{c} {c}1'{c}s\n{c}{c}  {c}\r\n'LL{c}" for c in chars)
 
 
