@@ -6,6 +6,7 @@ The modules follow the course, one idea each, and each imports only from earlier
 - :mod:`~bpe_course.base`: the shared types, the starting vocabulary, argument checks
 - :mod:`~bpe_course.naive`: BPE training and encoding as the obvious loops
 - :mod:`~bpe_course.pretokenize`: GPT-2's, GPT-4's and o200k's split patterns, special tokens
+- :mod:`~bpe_course.fastsplit`: the same pretokens, found by the standard library's faster ``re``
 - :mod:`~bpe_course.ranks`: tiktoken's rank tables, and the merges recovered from them
 - :mod:`~bpe_course.interrupts`: stopping long work cleanly on Ctrl-C and SIGTERM
 - :mod:`~bpe_course.chunks`: counting pretokens of a big file in parallel
