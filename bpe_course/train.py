@@ -224,13 +224,13 @@ class WordTable:
         new_words: defaultdict[str, list[int]] = defaultdict(list)
         for index in pair_words.pop(pair, ()):
             word = words[index]
-            merged = word.replace(pair, new_token)
-            size = len(merged)
-            if size == len(word):
+            if pair not in word:
                 continue  # stale entry: an earlier merge took this word's pair away
+            merged = word.replace(pair, new_token)
             words[index] = merged
             count = counts[index]
-            if size == len(word) - 1:  # one merged spot, as in most words: x a b y becomes
+            size = len(merged)
+            if size + 1 == len(word):  # one merged spot, as in most words: x a b y becomes
                 spot = merged.find(new_token)  # x N y, losing x a and b y, gaining x N and N y
                 if spot:
                     lost[word[spot - 1 : spot + 1]] += count
@@ -355,9 +355,11 @@ class PairHeap:
         merge that creates the newer of its two tokens (later merges only take neighbours
         away), so every pair is pushed once, and its entry can only be too high, never too low.
         """
-        self.keys.append(descending_key(new_token))
+        keys, entries, pair_counts = self.keys, self.entries, self.pair_counts
+        keys.append(descending_key(new_token))
         for pair in new_pairs:
-            heapq.heappush(self.entries, self._entry(pair, self.pair_counts[pair]))
+            entry = (-pair_counts[pair], keys[ord(pair[0])], keys[ord(pair[1])], pair)
+            heapq.heappush(entries, entry)
 
     def pop_best(self) -> str | None:
         """Remove and return the most frequent pair, or None when no pair is left."""
