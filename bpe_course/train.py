@@ -22,6 +22,11 @@ Finding a pair in a word is then ``str.find``, merging it everywhere is ``str.re
 works left to right without overlaps, exactly as a BPE merge does), and both run in C. A
 string also takes a byte or two per token where a list of ints takes eight. The price is a
 limit of ``sys.maxunicode + 1`` (1,114,112) token ids, far beyond any vocabulary in use.
+
+The merge loop is serial: each merge depends on the counts the one before left. But the
+first merges are the heaviest (in text of three-byte characters the first one rewrites
+every word), and the words of one merge can be shared out: :class:`MergeHelpers` lets
+other processes hold some of the words until the merges turn light.
 """
 
 from __future__ import annotations
@@ -36,7 +41,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Executor
 from multiprocessing.connection import Connection
-from typing import ParamSpec, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
 from .base import (
     Merges,
@@ -149,6 +154,8 @@ def train_from_counts(
             f"stores a token as one character, so ids stop at {MAX_TOKEN_IDS - 1:,}"
         )
     shares = max(1, min(processes, os.cpu_count() or 1, len(words) // SHARE_WORDS))
+    if multiprocessing.current_process().daemon:
+        shares = 1  # a daemonic process (a pool's worker) may not start processes
     with MergeHelpers([words[start::shares] for start in range(1, shares)]) as helpers:
         table = WordTable(words[::shares])
         del words
@@ -412,13 +419,24 @@ class MergeHelpers:
                 process.terminate()
             process.join()
 
-    def receive(self, connection: Connection):
+    def send(self, connection: Connection, message: object) -> None:
+        try:
+            connection.send(message)
+        except OSError:  # a broken pipe: the helper is gone
+            raise self.stopped() from None
+
+    def receive(self, connection: Connection) -> Any:
         try:
             return connection.recv()
         except EOFError:
-            raise RuntimeError(
-                "a helper process of the merge loop stopped unexpectedly (out of memory?)"
-            ) from None
+            raise self.stopped() from None
+
+    def stopped(self) -> RuntimeError:
+        codes = [process.exitcode for process in self.processes if not process.is_alive()]
+        return RuntimeError(
+            f"a helper process of the merge loop stopped unexpectedly (exit code "
+            f"{codes[0] if codes else 'unknown'}; out of memory?)"
+        )
 
     def add_pair_counts(self, table: WordTable) -> None:
         """Add the pair counts of every helper's share to ``table``'s."""
@@ -430,13 +448,14 @@ class MergeHelpers:
         their words over to ``table`` now."""
         if not self.connections:
             return
+        # A moving average of the words a merge touches here, over about the last 32.
         self.busy += (len(table.pair_words.get(pair, ())) - self.busy) / 32
         if self.busy >= HEAVY_MERGE_WORDS:
             for connection in self.connections:
-                connection.send((pair, new_token))
+                self.send(connection, (pair, new_token))
             return
         for connection in self.connections:
-            connection.send(None)
+            self.send(connection, None)
             table.add_words(*self.receive(connection))
         self.connections = []
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import json
+import multiprocessing
 import os
 from collections import Counter
 from operator import add
@@ -243,6 +244,19 @@ def test_helpers_share_the_heavy_merges_then_hand_their_words_over(monkeypatch):
     vocab, merges = train_from_counts(counts, 600, num_processes=2)
     assert (vocab, merges) == train_from_counts_naive(counts, 600)
     assert 10 < len(shared) < len(merges) - 10
+
+
+def train_small_table(counts: dict[str, int]) -> tuple:
+    return train_from_counts(counts, 300, num_processes=2)
+
+
+def test_training_in_a_pool_worker_starts_no_helpers(monkeypatch):
+    # A pool's workers are daemonic, and a daemonic process may not start processes: the
+    # merge loop then runs in the worker alone instead of failing.
+    share_with_helpers(monkeypatch, 0)
+    counts = {"low": 5, "lower": 2, "newest": 6, "widest": 3}
+    with multiprocessing.get_context("fork").Pool(1) as pool:
+        assert pool.apply(train_small_table, (counts,)) == train_from_counts_naive(counts, 300)
 
 
 def test_a_helper_process_that_dies_is_reported(monkeypatch):
