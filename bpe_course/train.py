@@ -41,6 +41,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Executor
 from multiprocessing.connection import Connection
+from operator import add
 from typing import Any, ParamSpec, TypeVar
 
 from .base import (
@@ -193,14 +194,15 @@ class WordTable:
     def __init__(self, word_counts: Iterable[tuple[bytes, int]]) -> None:
         self.words: list[str] = []
         self.counts: list[int] = []
-        self.pair_counts: dict[str, int] = {}
-        self.pair_words: dict[str, list[int]] = {}
+        pair_counts: defaultdict[str, int] = defaultdict(int)
+        pair_words: defaultdict[str, list[int]] = defaultdict(list)
         for data, count in word_counts:  # each of at least two bytes
             word = data.decode("latin-1")  # the one-character-per-byte spelling
-            pairs = [word[start : start + 2] for start in range(len(word) - 1)]
-            add_pairs(pairs, len(self.words), count, self.pair_counts, self.pair_words)
+            add_pairs(map(add, word, word[1:]), len(self.words), count, pair_counts, pair_words)
             self.words.append(word)
             self.counts.append(count)
+        self.pair_counts = dict(pair_counts)  # plain dicts: a missing pair is an error
+        self.pair_words = dict(pair_words)
 
     def add_words(
         self, words: list[str], counts: list[int], pair_words: dict[str, list[int]]
@@ -253,11 +255,7 @@ class WordTable:
             old_pairs, new_pairs = pairs_changed_by(word, merged, pair)
             for old_pair in old_pairs:
                 lost[old_pair] += count
-            for new_pair in new_pairs:
-                gained[new_pair] += count
-                listed = new_words[new_pair]
-                if not listed or listed[-1] != index:  # list a word once under each pair
-                    listed.append(index)
+            add_pairs(new_pairs, index, count, gained, new_words)
         lost.pop(pair, None)  # its count goes altogether
         self.pair_counts.pop(pair, None)
         self.count_changes(lost, gained)
@@ -315,21 +313,16 @@ def add_pairs(
     pairs: Iterable[str],
     index: int,
     count: int,
-    pair_counts: dict[str, int],
-    pair_words: dict[str, list[int]],
+    pair_counts: defaultdict[str, int],
+    pair_words: defaultdict[str, list[int]],
 ) -> None:
     """Count each of ``pairs`` (all from word ``index``) ``count`` more times and list the
     word under each of them, once."""
     for pair in pairs:
-        total = pair_counts.get(pair)
-        if total is None:
-            pair_counts[pair] = count
-            pair_words[pair] = [index]
-        else:
-            pair_counts[pair] = total + count
-            listed = pair_words[pair]
-            if listed[-1] != index:  # one word's pairs are added together, so this suffices
-                listed.append(index)
+        pair_counts[pair] += count
+        listed = pair_words[pair]
+        if not listed or listed[-1] != index:  # one word's pairs come together: this suffices
+            listed.append(index)
 
 
 class PairHeap:
