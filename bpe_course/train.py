@@ -239,8 +239,10 @@ class WordTable:
             words[index] = merged
             count = counts[index]
             size = len(merged)
-            if size + 1 == len(word):  # one merged spot, as in most words: x a b y becomes
-                spot = merged.find(new_token)  # x N y, losing x a and b y, gaining x N and N y
+            if size + 1 == len(word):
+                # One merged spot, as in most words: pairs_changed_by's work, written out.
+                # x a b y becomes x N y: it loses x a and b y, it gains x N and N y.
+                spot = merged.find(new_token)
                 if spot:
                     lost[word[spot - 1 : spot + 1]] += count
                     new_pair = merged[spot - 1 : spot + 1]
