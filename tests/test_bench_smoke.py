@@ -21,7 +21,7 @@ from bench import train as bench_train  # noqa: E402
 pytest.importorskip("tokenizers")
 
 
-@pytest.mark.parametrize("mode", [[], ["--shapes"], ["--scale"]])
+@pytest.mark.parametrize("mode", [["--runs", "2"], ["--shapes"], ["--scale"]])
 def test_train_benchmark_quick(mode: list[str], tmp_path: Path, capsys) -> None:
     args = ["--quick", "--repeat", "1", "--cache-dir", str(tmp_path), *mode]
     status = bench_train.main(args)
