@@ -81,6 +81,9 @@ SHARE_WORDS = 10_000
 #: merging 20 words).
 HEAVY_MERGE_WORDS = 30
 
+#: A helper hands its words over with the lists of this many pairs a message.
+HAND_OVER_PAIRS = 10_000
+
 
 def descending_key(token: bytes) -> str:
     """A string that sorts in the *opposite* order of ``token``.
@@ -204,20 +207,14 @@ class WordTable:
         self.pair_counts = dict(pair_counts)  # plain dicts: a missing pair is an error
         self.pair_words = dict(pair_words)
 
-    def add_words(
-        self, words: list[str], counts: list[int], pair_words: dict[str, list[int]]
-    ) -> None:
-        """Take over another table's words; their pairs must be counted here already."""
-        offset = len(self.words)
-        self.words += words
-        self.counts += counts
+    def add_pair_words(self, pair_words: dict[str, list[int]]) -> None:
+        """List more words under each pair (words another table has handed over)."""
         for pair, indices in pair_words.items():
-            moved = [index + offset for index in indices]
             listed = self.pair_words.get(pair)
             if listed is None:
-                self.pair_words[pair] = moved
+                self.pair_words[pair] = indices
             else:
-                listed += moved
+                listed += indices
 
     def merge(self, pair: str, new_token: str) -> tuple[dict[str, int], dict[str, int]]:
         """Replace ``pair`` by ``new_token`` in every word that has it; update the pair counts.
@@ -398,8 +395,12 @@ class MergeHelpers:
         self.processes = []
         for share in shares:
             here, there = context.Pipe()
-            process = context.Process(target=help_merge, args=(there, share), daemon=True)
+            # The share goes in a list emptied once the helper has it, so that this process
+            # does not keep the helper's words alive (a Process keeps its arguments).
+            given = [share]
+            process = context.Process(target=help_merge, args=(there, given), daemon=True)
             process.start()
+            given.clear()
             there.close()
             self.connections.append(here)
             self.processes.append(process)
@@ -450,8 +451,11 @@ class MergeHelpers:
                 self.send(connection, (pair, new_token))
             return
         for connection in self.connections:
-            self.send(connection, None)
-            table.add_words(*self.receive(connection))
+            self.send(connection, len(table.words))  # where its words will start
+            table.words += self.receive(connection)
+            table.counts += self.receive(connection)
+            while batch := self.receive(connection):
+                table.add_pair_words(batch)
         self.connections = []
 
     def finish_merge(self, table: WordTable, new_pairs: Iterable[str]) -> Iterable[str]:
@@ -466,15 +470,23 @@ class MergeHelpers:
         return created
 
 
-def help_merge(connection: Connection, share: list[tuple[bytes, int]]) -> None:
-    """A :class:`MergeHelpers` process: build the table of ``share``, then merge on request."""
+def help_merge(connection: Connection, given: list[list[tuple[bytes, int]]]) -> None:
+    """A :class:`MergeHelpers` process: build the table of its share of the words, merge on
+    request, and when asked with a number instead, send the words over to be numbered from
+    there, and their ``pair_words`` in batches (so no message holds all of them at once)."""
     worker_ignores_ctrl_c()
     gc.disable()  # no reference cycles here either (see cycle_collector_paused)
-    table = WordTable(share)
+    table = WordTable(given.pop())
     connection.send(table.pair_counts)
-    while (request := connection.recv()) is not None:
+    while isinstance(request := connection.recv(), tuple):
         connection.send(table.merge(*request))
-    connection.send((table.words, table.counts, table.pair_words))
+    connection.send(table.words)
+    connection.send(table.counts)
+    pairs = list(table.pair_words.items())
+    for start in range(0, len(pairs), HAND_OVER_PAIRS):
+        batch = pairs[start : start + HAND_OVER_PAIRS]
+        connection.send({pair: [index + request for index in indices] for pair, indices in batch})
+    connection.send({})
 
 
 def count_corpus(

@@ -6,7 +6,7 @@ import gc
 import json
 import multiprocessing
 import os
-from collections import Counter
+from collections import Counter, defaultdict
 from operator import add
 from pathlib import Path
 
@@ -29,7 +29,7 @@ from bpe_course import train as train_module
 from bpe_course.chunks import count_file_pretokens, find_chunk_boundaries
 from bpe_course.files import unicode_to_bytes
 from bpe_course.pretokenize import count_pretokens
-from bpe_course.train import MAX_TOKEN_IDS, pairs_changed_by
+from bpe_course.train import MAX_TOKEN_IDS, MergeHelpers, WordTable, pairs_changed_by
 
 # CS336's reference -----------------------------------------------------------------------
 
@@ -206,6 +206,7 @@ def share_with_helpers(patch: pytest.MonkeyPatch, heavy: float) -> list[int]:
     end); returns a list that gets one item per merge the helpers took part in."""
     patch.setattr(train_module, "SHARE_WORDS", 1)
     patch.setattr(train_module, "HEAVY_MERGE_WORDS", heavy)
+    patch.setattr(train_module, "HAND_OVER_PAIRS", 3)  # several messages for a few words
     patch.setattr(os, "cpu_count", lambda: 3)
     shared: list[int] = []
     finish = train_module.MergeHelpers.finish_merge
@@ -244,6 +245,60 @@ def test_helpers_share_the_heavy_merges_then_hand_their_words_over(monkeypatch):
     vocab, merges = train_from_counts(counts, 600, num_processes=2)
     assert (vocab, merges) == train_from_counts_naive(counts, 600)
     assert 10 < len(shared) < len(merges) - 10
+
+
+def listed_words(table: WordTable) -> dict[str, set[tuple[str, int]]]:
+    """Each pair's words (with counts) that hold it, among those listed under it."""
+    listed = {
+        pair: {(table.words[i], table.counts[i]) for i in indices if pair in table.words[i]}
+        for pair, indices in table.pair_words.items()
+    }
+    return {pair: words for pair, words in listed.items() if words}
+
+
+def words_with_pairs(table: WordTable) -> dict[str, set[tuple[str, int]]]:
+    """Each pair's words (with counts) that hold it, found by looking at every word."""
+    found = defaultdict(set)
+    for word, count in zip(table.words, table.counts):
+        for pair in all_pairs(word):
+            found[pair].add((word, count))
+    return dict(found)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    counts=word_counts(st.sampled_from("abc")) | st.dictionaries(repetitive_word, word_count),
+    shared_merges=st.integers(0, 12),
+    merges_after=st.integers(0, 12),
+)
+def test_a_hand_over_leaves_the_table_one_process_would_have(counts, shared_merges, merges_after):
+    # Merge the same pairs in one table, and in two shares of it (this process and a helper)
+    # that merge together, then hand over: words, counts, pair counts and the words listed
+    # under each pair must agree.
+    words = [(word.encode(), count) for word, count in counts.items() if len(word.encode()) > 1]
+    alone = WordTable(words)
+    with pytest.MonkeyPatch.context() as patch, MergeHelpers([words[1::2]]) as helpers:
+        patch.setattr(train_module, "HAND_OVER_PAIRS", 3)
+        patch.setattr(train_module, "HEAVY_MERGE_WORDS", 0)  # shared until told otherwise
+        table = WordTable(words[::2])
+        helpers.add_pair_counts(table)
+        for step in range(shared_merges + merges_after):
+            if not alone.pair_counts:
+                break
+            if step == shared_merges:
+                patch.setattr(train_module, "HEAVY_MERGE_WORDS", float("inf"))  # hand over
+            pair = max(alone.pair_counts, key=lambda pair: (alone.pair_counts[pair], pair))
+            alone.merge(pair, chr(300 + step))
+            helpers.start_merge(pair, chr(300 + step), table)
+            _, new_pairs = table.merge(pair, chr(300 + step))
+            helpers.finish_merge(table, new_pairs)
+        if helpers.connections:
+            patch.setattr(train_module, "HEAVY_MERGE_WORDS", float("inf"))
+            helpers.start_merge("no pair", chr(299), table)  # a hand-over, then nothing
+    assert not helpers.connections
+    assert Counter(zip(table.words, table.counts)) == Counter(zip(alone.words, alone.counts))
+    assert table.pair_counts == alone.pair_counts
+    assert listed_words(table) == words_with_pairs(table) == words_with_pairs(alone)
 
 
 def train_small_table(counts: dict[str, int]) -> tuple:
