@@ -37,6 +37,7 @@ import heapq
 import multiprocessing
 import os
 import sys
+import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Executor
@@ -76,10 +77,9 @@ MAX_TOKEN_IDS = sys.maxunicode + 1
 #: a helper with fewer would cost more to start than it saves (see :class:`MergeHelpers`).
 SHARE_WORDS = 10_000
 
-#: Helpers keep their share of the words while the merges touch, on average of late, at
-#: least this many words of this process's share each (a message costs about as much as
-#: merging 20 words).
-HEAVY_MERGE_WORDS = 30
+#: What sharing the merges is taken to have saved before the first one (seconds): enough
+#: to outlast a few dozen light merges at the start (see :meth:`MergeHelpers.worth_keeping`).
+FIRST_GAIN = 0.001
 
 #: A helper hands its words over with the lists of this many pairs a message.
 HAND_OVER_PAIRS = 10_000
@@ -385,8 +385,9 @@ class MergeHelpers:
     builds a :class:`WordTable` of its share, sends its pair counts, then for each merge
     sends back what :meth:`WordTable.merge` returns. This process adds those changes to
     its own, so its pair counts (and the heap) are those of the whole corpus; its
-    ``pair_words`` list only its own words. When merges turn light, a message costs more
-    than the work it shares: the helpers then send their words over and stop.
+    ``pair_words`` list only its own words. When merges turn light, or the machine is too
+    busy to run the helpers at once, the messages cost more than the work they share: the
+    helpers then send their words over and stop.
     """
 
     def __init__(self, shares: list[list[tuple[bytes, int]]]) -> None:
@@ -404,7 +405,8 @@ class MergeHelpers:
             there.close()
             self.connections.append(here)
             self.processes.append(process)
-        self.busy = 4.0 * HEAVY_MERGE_WORDS  # words per merge, on average of late
+        self.gain = FIRST_GAIN  # seconds a shared merge saves, on average of late
+        self.started = 0.0
 
     def __enter__(self) -> MergeHelpers:
         return self
@@ -439,16 +441,25 @@ class MergeHelpers:
         for connection in self.connections:
             table.count_changes({}, self.receive(connection))
 
+    def worth_keeping(self) -> bool:
+        """Do shared merges still save time, on average over about the last 32?
+
+        While this process merges its share, each helper merges one as large, so a shared
+        merge saves what this process spent on its own share for each helper, and costs
+        the time spent waiting for the helpers and adding their changes. Both are measured,
+        so light merges and a busy machine (a helper waiting for a core) end the sharing.
+        """
+        return self.gain > 0
+
     def start_merge(self, pair: str, new_token: str, table: WordTable) -> None:
-        """Ask the helpers to merge ``pair`` too, or, if merges have turned light, to hand
-        their words over to ``table`` now."""
+        """Ask the helpers to merge ``pair`` too, or, if that no longer pays, to hand their
+        words over to ``table`` now."""
         if not self.connections:
             return
-        # A moving average of the words a merge touches here, over about the last 32.
-        self.busy += (len(table.pair_words.get(pair, ())) - self.busy) / 32
-        if self.busy >= HEAVY_MERGE_WORDS:
+        if self.worth_keeping():
             for connection in self.connections:
                 self.send(connection, (pair, new_token))
+            self.started = time.perf_counter()
             return
         for connection in self.connections:
             self.send(connection, len(table.words))  # where its words will start
@@ -462,11 +473,14 @@ class MergeHelpers:
         """Add the helpers' changes to ``table``'s pair counts; every pair the merge created."""
         if not self.connections:
             return new_pairs
+        own = time.perf_counter() - self.started
         created = set(new_pairs)
         for connection in self.connections:
             lost, gained = self.receive(connection)
             table.count_changes(lost, gained)
             created.update(gained)
+        cost = time.perf_counter() - self.started - own
+        self.gain += (own * len(self.connections) - cost - self.gain) / 32
         return created
 
 

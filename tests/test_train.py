@@ -201,21 +201,24 @@ def test_a_single_run_merges_into_powers_of_two():
 # of the pair counts, until the merges turn light and the helpers hand their words over.
 
 
-def share_with_helpers(patch: pytest.MonkeyPatch, heavy: float) -> list[int]:
-    """Share every table, keep the helpers while merges touch ``heavy`` words (0: to the
-    end); returns a list that gets one item per merge the helpers took part in."""
+def share_with_helpers(patch: pytest.MonkeyPatch, merges: int | None) -> list[int]:
+    """Share every table; keep the helpers for ``merges`` merges (``None``: as long as they
+    pay, as in training). Returns a list that gets an item per merge the helpers share."""
     patch.setattr(train_module, "SHARE_WORDS", 1)
-    patch.setattr(train_module, "HEAVY_MERGE_WORDS", heavy)
     patch.setattr(train_module, "HAND_OVER_PAIRS", 3)  # several messages for a few words
     patch.setattr(os, "cpu_count", lambda: 3)
     shared: list[int] = []
-    finish = train_module.MergeHelpers.finish_merge
+    finish, worth_keeping = MergeHelpers.finish_merge, MergeHelpers.worth_keeping
 
     def counted(helpers, table, new_pairs):
         shared.extend([1] if helpers.connections else [])
         return finish(helpers, table, new_pairs)
 
-    patch.setattr(train_module.MergeHelpers, "finish_merge", counted)
+    def for_a_while(helpers):
+        return worth_keeping(helpers) if merges is None else len(shared) < merges
+
+    patch.setattr(MergeHelpers, "finish_merge", counted)
+    patch.setattr(MergeHelpers, "worth_keeping", for_a_while)
     return shared
 
 
@@ -226,25 +229,25 @@ def share_with_helpers(patch: pytest.MonkeyPatch, heavy: float) -> list[int]:
     | st.dictionaries(repetitive_word, word_count, min_size=1, max_size=8),
     extra_merges=st.integers(0, 40),
     processes=st.sampled_from([2, 3]),
-    heavy=st.sampled_from([0, 0.5, 2, 1e9]),
+    merges=st.sampled_from([0, 1, 3, 10**6]),
 )
-def test_merges_shared_with_helper_processes_match_naive(counts, extra_merges, processes, heavy):
+def test_merges_shared_with_helper_processes_match_naive(counts, extra_merges, processes, merges):
     vocab_size = 257 + extra_merges
     with pytest.MonkeyPatch.context() as patch:
-        shared = share_with_helpers(patch, heavy)
+        shared = share_with_helpers(patch, merges)
         fast = train_from_counts(counts, vocab_size, [ENDOFTEXT], num_processes=processes)
     assert fast == train_from_counts_naive(counts, vocab_size, [ENDOFTEXT])
     event("shared merges" if shared else "no merge shared")
 
 
-def test_helpers_share_the_heavy_merges_then_hand_their_words_over(monkeypatch):
-    # 300 words "the0" to "the299": the first merges (t h, th e) touch every word and are
-    # shared; the merges of digits touch fewer and fewer, so the helpers hand over.
-    shared = share_with_helpers(monkeypatch, 10)
+def test_helpers_hand_their_words_over_when_sharing_stops_paying(monkeypatch):
+    # 300 words "the0" to "the299" and 300 merges: after the first (t h, th e), each merge
+    # touches a word or two, less work than a message, so the helpers soon hand over.
+    shared = share_with_helpers(monkeypatch, None)
     counts = {f"the{index}": 1 + index % 7 for index in range(300)}
     vocab, merges = train_from_counts(counts, 600, num_processes=2)
     assert (vocab, merges) == train_from_counts_naive(counts, 600)
-    assert 10 < len(shared) < len(merges) - 10
+    assert 0 < len(shared) < len(merges) - 50
 
 
 def listed_words(table: WordTable) -> dict[str, set[tuple[str, int]]]:
@@ -278,22 +281,19 @@ def test_a_hand_over_leaves_the_table_one_process_would_have(counts, shared_merg
     words = [(word.encode(), count) for word, count in counts.items() if len(word.encode()) > 1]
     alone = WordTable(words)
     with pytest.MonkeyPatch.context() as patch, MergeHelpers([words[1::2]]) as helpers:
-        patch.setattr(train_module, "HAND_OVER_PAIRS", 3)
-        patch.setattr(train_module, "HEAVY_MERGE_WORDS", 0)  # shared until told otherwise
+        share_with_helpers(patch, shared_merges)
         table = WordTable(words[::2])
         helpers.add_pair_counts(table)
         for step in range(shared_merges + merges_after):
             if not alone.pair_counts:
                 break
-            if step == shared_merges:
-                patch.setattr(train_module, "HEAVY_MERGE_WORDS", float("inf"))  # hand over
             pair = max(alone.pair_counts, key=lambda pair: (alone.pair_counts[pair], pair))
             alone.merge(pair, chr(300 + step))
             helpers.start_merge(pair, chr(300 + step), table)
             _, new_pairs = table.merge(pair, chr(300 + step))
             helpers.finish_merge(table, new_pairs)
         if helpers.connections:
-            patch.setattr(train_module, "HEAVY_MERGE_WORDS", float("inf"))
+            patch.setattr(MergeHelpers, "worth_keeping", lambda helpers: False)
             helpers.start_merge("no pair", chr(299), table)  # a hand-over, then nothing
     assert not helpers.connections
     assert Counter(zip(table.words, table.counts)) == Counter(zip(alone.words, alone.counts))
@@ -308,14 +308,14 @@ def train_small_table(counts: dict[str, int]) -> tuple:
 def test_training_in_a_pool_worker_starts_no_helpers(monkeypatch):
     # A pool's workers are daemonic, and a daemonic process may not start processes: the
     # merge loop then runs in the worker alone instead of failing.
-    share_with_helpers(monkeypatch, 0)
+    share_with_helpers(monkeypatch, 10**6)
     counts = {"low": 5, "lower": 2, "newest": 6, "widest": 3}
     with multiprocessing.get_context("fork").Pool(1) as pool:
         assert pool.apply(train_small_table, (counts,)) == train_from_counts_naive(counts, 300)
 
 
 def test_a_helper_process_that_dies_is_reported(monkeypatch):
-    share_with_helpers(monkeypatch, 0)
+    share_with_helpers(monkeypatch, 10**6)
     parent, merge = os.getpid(), train_module.WordTable.merge
 
     def dies_in_a_helper(table, pair, new_token):
