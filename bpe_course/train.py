@@ -399,7 +399,8 @@ class MergeHelpers:
             # The share goes in a list emptied once the helper has it, so that this process
             # does not keep the helper's words alive (a Process keeps its arguments).
             given = [share]
-            process = context.Process(target=help_merge, args=(there, given), daemon=True)
+            ours = [here, *self.connections]  # for the helper to close its copies of
+            process = context.Process(target=help_merge, args=(there, ours, given), daemon=True)
             process.start()
             given.clear()
             there.close()
@@ -484,23 +485,35 @@ class MergeHelpers:
         return created
 
 
-def help_merge(connection: Connection, given: list[list[tuple[bytes, int]]]) -> None:
+def help_merge(
+    connection: Connection, ours: list[Connection], given: list[list[tuple[bytes, int]]]
+) -> None:
     """A :class:`MergeHelpers` process: build the table of its share of the words, merge on
     request, and when asked with a number instead, send the words over to be numbered from
-    there, and their ``pair_words`` in batches (so no message holds all of them at once)."""
+    there, and their ``pair_words`` in batches (so no message holds all of them at once).
+
+    ``ours`` are the ends of the pipes that stay with the training process. A forked helper
+    holds copies of them, and closes those first: else, were the training process killed,
+    its own copy would keep its pipe open and it would wait for a request for ever.
+    """
+    for end in ours:
+        end.close()
     worker_ignores_ctrl_c()
     gc.disable()  # no reference cycles here either (see cycle_collector_paused)
     table = WordTable(given.pop())
-    connection.send(table.pair_counts)
-    while isinstance(request := connection.recv(), tuple):
-        connection.send(table.merge(*request))
-    connection.send(table.words)
-    connection.send(table.counts)
-    pairs = list(table.pair_words.items())
-    for start in range(0, len(pairs), HAND_OVER_PAIRS):
-        batch = pairs[start : start + HAND_OVER_PAIRS]
-        connection.send({pair: [index + request for index in indices] for pair, indices in batch})
-    connection.send({})
+    try:
+        connection.send(table.pair_counts)
+        while isinstance(request := connection.recv(), tuple):
+            connection.send(table.merge(*request))
+        connection.send(table.words)
+        connection.send(table.counts)
+        pairs = list(table.pair_words.items())
+        for start in range(0, len(pairs), HAND_OVER_PAIRS):
+            batch = pairs[start : start + HAND_OVER_PAIRS]
+            connection.send({pair: [i + request for i in indices] for pair, indices in batch})
+        connection.send({})
+    except (EOFError, BrokenPipeError):
+        return  # the training process is gone: end quietly
 
 
 def count_corpus(

@@ -6,6 +6,10 @@ import gc
 import json
 import multiprocessing
 import os
+import signal
+import subprocess
+import sys
+import time
 from collections import Counter, defaultdict
 from operator import add
 from pathlib import Path
@@ -299,6 +303,49 @@ def test_a_hand_over_leaves_the_table_one_process_would_have(counts, shared_merg
     assert Counter(zip(table.words, table.counts)) == Counter(zip(alone.words, alone.counts))
     assert table.pair_counts == alone.pair_counts
     assert listed_words(table) == words_with_pairs(table) == words_with_pairs(alone)
+
+
+KILLED_MID_MERGE = """
+import os, signal
+import bpe_course.train as train
+train.SHARE_WORDS = 1
+train.MergeHelpers.worth_keeping = lambda helpers: True
+
+def killed(helpers, table, new_pairs):  # this process dies at the first shared merge
+    print(*[process.pid for process in helpers.processes], flush=True)
+    os.kill(os.getpid(), signal.SIGKILL)
+
+train.MergeHelpers.finish_merge = killed
+train.train_from_counts({f"w{i}x": 1 for i in range(50)}, 300, num_processes=2)
+"""
+
+
+def has_ended(pid: int) -> bool:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return True
+    return "\nState:\tZ" in status  # a zombie has ended; nobody has collected it yet
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs /proc")
+def test_helpers_end_when_the_training_process_is_killed():
+    # SIGKILL leaves no chance to clean up: a helper must see its pipe close and end, not
+    # wait for the next merge forever (it would, while it held the other end itself).
+    # (Popen, not run: a helper left waiting would keep the output pipe open for ever.)
+    with subprocess.Popen([sys.executable, "-c", KILLED_MID_MERGE], stdout=subprocess.PIPE,
+                          stderr=subprocess.DEVNULL, text=True) as training:
+        helpers = [int(pid) for pid in training.stdout.readline().split()]
+        assert training.wait(timeout=60) == -signal.SIGKILL
+        assert helpers
+    for _ in range(200):  # up to 10 s
+        if all(map(has_ended, helpers)):
+            break
+        time.sleep(0.05)
+    left = [pid for pid in helpers if not has_ended(pid)]
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    assert not left, "helpers still waiting after their training process was killed"
 
 
 def train_small_table(counts: dict[str, int]) -> tuple:
