@@ -32,8 +32,6 @@ import regex
 
 from .pretokenize import compile_pattern
 
-#: Every character of the Basic Multilingual Plane (lone surrogates included).
-_BMP = "".join(map(chr, range(0x10000)))
 #: Runs of characters above U+FFFF: the only ones a translated class can get wrong.
 _ASTRAL_RUN = re.compile("[\U00010000-\U0010ffff]+")
 #: Escapes that stand for a set of characters, in or out of a class.
@@ -54,7 +52,8 @@ def bmp_members(escape: str) -> str:
     >>> upper.findall("ÉLAN vital, ΑΘΗΝΑ")
     ['ÉLAN', 'ΑΘΗΝΑ']
     """
-    codes = [ord(char) for char in regex.findall(f"[{escape}]", _BMP)]
+    bmp = "".join(map(chr, range(0x10000)))  # lone surrogates included
+    codes = [ord(char) for char in regex.findall(f"[{escape}]", bmp)]
     ranges = []
     start = previous = codes[0] if codes else 0
     for code in codes[1:] + [-1]:
@@ -100,7 +99,10 @@ def bmp_translation(pattern: str) -> tuple[str, list[str]] | None:
                 if spelled is None:
                     return None
                 out.append(spelled)
-                used.append(found.group().replace("\\P", "\\p").replace("\\S", "\\s"))
+                # The set to judge astral characters by is the positive one: \p{L} for
+                # \P{L}, \w for \W (the spelled-out [^...] wrongly takes its astral members).
+                escape = found.group()
+                used.append("\\" + escape[1].lower() + escape[2:])
                 i = found.end()
                 continue
             if pattern[i + 1 : i + 2] not in _SAME_ESCAPES:
