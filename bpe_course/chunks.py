@@ -38,12 +38,12 @@ from typing import NamedTuple
 import regex
 
 from .base import check_num_processes, progress_bar
+from .fastsplit import Splitter
 from .interrupts import worker_ignores_ctrl_c
 from .pretokenize import (
     GPT2_PATTERN,
     GPT4_PATTERN,
     O200K_PATTERN,
-    compile_pattern,
     split_on_special_tokens,
 )
 from .utf8 import check_errors, decode_text
@@ -421,7 +421,7 @@ def count_text_pretokens(
     ``findall`` with an end position reads the text as if it ended there, which is what the
     proofs of the cut rules assume, and it copies nothing.
     """
-    compiled = compile_pattern(pattern)
+    compiled = Splitter(pattern)
     rule = safe_cut_regex(pattern)
     counts: Counter[str] = Counter()
     for segment in split_on_special_tokens(text, special_tokens)[::2]:

@@ -36,10 +36,11 @@ import regex
 from . import export
 from .base import ENDOFTEXT, check_special_tokens
 from .batches import map_texts
+from .fastsplit import Splitter
 from .files import read_merge_lines, read_vocab_json, write_merges_txt, write_vocab_json
 from .merging import apply_merges, reachable_tokens
 from .naive import encode_naive, merge_ranks
-from .pretokenize import GPT2_PATTERN, compile_pattern, special_token_regex
+from .pretokenize import GPT2_PATTERN, special_token_regex
 from .utf8 import replace_lone_surrogates
 
 #: How many pretokens have their ids remembered at once; when that many are, the
@@ -177,7 +178,7 @@ class Tokenizer:
         self.vocab: dict[int, bytes] = {int(i): bytes(token) for i, token in vocab.items()}
         self.merges: list[tuple[bytes, bytes]] = [(bytes(a), bytes(b)) for a, b in merges]
         self.pattern = pattern
-        self._compiled = compile_pattern(pattern)
+        self._compiled = Splitter(pattern)
 
         # When two ids share the same bytes, the lower id is the one encoding produces.
         self._ids_of: dict[bytes, int] = {}

@@ -48,8 +48,9 @@ from .base import (
     word_bytes,
 )
 from .chunks import check_executor, count_file_pretokens
+from .fastsplit import Splitter
 from .naive import train_from_counts_naive
-from .pretokenize import GPT2_PATTERN, compile_pattern
+from .pretokenize import GPT2_PATTERN
 from .utf8 import check_errors
 
 P = ParamSpec("P")
@@ -330,7 +331,7 @@ def count_corpus(
     """
     special_tokens = check_special_tokens(special_tokens)
     merges_to_learn(vocab_size, special_tokens)
-    compile_pattern(pattern)
+    Splitter(pattern)  # checks the pattern, and spells its classes out once, before workers fork
     check_num_processes(num_processes)
     check_errors(errors)
     check_executor(executor)

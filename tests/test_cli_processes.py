@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -395,3 +396,50 @@ def test_show_colours_only_a_terminal_unless_told(env, coloured):
     assert ("\x1b[" in out) == coloured
     if not coloured:
         assert out == "Hello|,| |你[e4 bd|a0]|好[e5 a5|bd]\n"
+
+
+# Ctrl-C before the command has even loaded ------------------------------------------------
+
+
+#: A traceback line in one of the package's own files.
+OUR_FRAME = re.compile(r'File "([^"]*[/\\\\]bpe_course[/\\\\][^"]*)"')
+NOT_COVERED = ("__init__.py", "__main__.py")
+
+
+def startup_seconds(command: list[str]) -> float:
+    """How long Python takes to run ``command`` when it does nothing but start (``--help``)."""
+    began = time.perf_counter()
+    subprocess.run(command + ["--help"], capture_output=True, check=True, timeout=60)
+    return time.perf_counter() - began
+
+
+@pytest.mark.parametrize(
+    "command",
+    [[sys.executable, "-m", "bpe_course"], [str(Path(sys.executable).with_name("bpe-course"))]],
+    ids=["python -m", "console script"],
+)
+def test_ctrl_c_while_the_package_loads_prints_no_traceback(command):
+    """Python installs its Ctrl-C handler (which raises KeyboardInterrupt) before it runs any
+    of our code, so a Ctrl-C while the package is still being imported used to end in
+    Python's traceback through our modules. Signals are sent across the whole start-up."""
+    if not Path(command[0]).exists():
+        pytest.skip(f"{command[0]} is not installed (pip install -e . makes it)")
+    whole = startup_seconds(command)
+    for step in range(12):
+        process = subprocess.Popen(
+            command + ["show", "--tokenizer", "gpt2", "--text", "hi"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        )
+        time.sleep(whole * step / 12)
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=60)
+        text = err.decode()
+        # Before our handler is set, Python may still print a traceback: in its own start-up
+        # (site), or in the millisecond of bpe_course/__init__.py and __main__.py's first
+        # lines. No frame may be in a module that those two load.
+        assert not [f for f in OUR_FRAME.findall(text) if not f.endswith(NOT_COVERED)], text
+        if "init_import_site" in text:  # Python's own start-up was cut short
+            continue
+        assert process.returncode in (0, 130, -signal.SIGINT), (process.returncode, text)
+        if process.returncode == 130 and text:
+            assert text.startswith("bpe-course: error: interrupted"), text

@@ -18,7 +18,7 @@ PACKAGE = Path(bpe_course.__file__).resolve().parent
 
 #: The teaching order; ``__init__``, ``__main__`` only gather and start.
 ORDER = [
-    "utf8", "base", "naive", "pretokenize", "ranks", "interrupts", "chunks", "train",
+    "utf8", "base", "naive", "pretokenize", "fastsplit", "ranks", "interrupts", "chunks", "train",
     "files", "export", "merging", "batches", "tokenizer", "folder", "openai", "data", "viz",
     "cli",
 ]
@@ -66,3 +66,23 @@ def test_no_private_name_crosses_a_module(module):
 
 def test_typed_package_marker():
     assert (PACKAGE / "py.typed").is_file()
+
+
+def test_the_front_door_loads_names_on_first_use():
+    """``import bpe_course`` loads none of the modules; each name loads its own, and
+    ``pretokenize`` stays the function even once the module of that name is loaded."""
+    import subprocess
+    import sys
+
+    script = (
+        "import sys, bpe_course\n"
+        "print(sorted(m for m in sys.modules if m.startswith('bpe_course.')))\n"
+        "import bpe_course.tokenizer\n"
+        "from bpe_course import pretokenize, Tokenizer\n"
+        "print(callable(pretokenize) and pretokenize('a b') == ['a', ' b'], Tokenizer.__name__)\n"
+        "print(bpe_course.viz.__name__, 'train_bpe' in dir(bpe_course))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert result.stdout.splitlines() == ["[]", "True Tokenizer", "bpe_course.viz True"], result
+    with pytest.raises(AttributeError, match="no attribute 'nonsense'"):
+        bpe_course.nonsense  # noqa: B018

@@ -1,0 +1,212 @@
+"""The same pretokens, found about twice as fast, by the standard library's ``re``.
+
+The split patterns are written for the ``regex`` package because they name Unicode
+properties: ``\\p{L}`` is "any letter", ``\\p{N}`` "any number". The standard library's
+``re`` knows no such names, but it scans GPT-2's pattern about twice as fast, and on
+ordinary text that scan is most of an encoder's time. A property is only a set of
+characters, so we can spell the set out as a character class and hand the pattern to ``re``.
+
+One catch decides the design. ``re`` stores the part of a class below U+10000 (the Basic
+Multilingual Plane) as a bitmap, one lookup per character, but keeps every range above it in
+a list that each test walks through; \\p{L} alone has hundreds of such ranges, and with them
+``re`` is slower than ``regex``. So the classes spelled out here hold the BMP only, and a
+text with a character above U+FFFF that belongs to one of the pattern's properties (a
+Gothic letter, a mathematical bold digit) goes to ``regex``. Emoji belong to none of GPT-2's
+properties, so emoji text stays on the fast path, and there the answer is the same: an
+emoji is outside \\p{L} and \\p{N} whether the class lists it as such or ignores it.
+
+Only patterns made of constructs that mean the same in both engines are translated (see
+:func:`bmp_translation`); anything else, and any pattern whose translation splits a sample
+text differently, simply stays on ``regex``. The tests compare both engines on every
+character of Unicode.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Iterator
+from functools import lru_cache
+
+import regex
+
+from .pretokenize import compile_pattern
+
+#: Runs of characters above U+FFFF: the only ones a translated class can get wrong.
+_ASTRAL_RUN = re.compile("[\U00010000-\U0010ffff]+")
+#: Escapes that stand for a set of characters, in or out of a class.
+_CLASS_ESCAPE = regex.compile(r"\\(?:[pP]\{[^}]*\}|[dDsSwW])")
+#: Groups that mean the same in both engines: (?: (?= (?! (?<= (?<! (?> and (?i: .
+_SAME_GROUPS = ("(?:", "(?=", "(?!", "(?<=", "(?<!", "(?>")
+#: Escapes of one character that mean the same in both engines.
+_SAME_ESCAPES = set("rntfv0") | {chr(c) for c in range(0x21, 0x7F) if not chr(c).isalnum()}
+
+
+@lru_cache(maxsize=64)
+def bmp_members(escape: str) -> str:
+    """The BMP characters ``regex`` matches with ``escape``, as the inside of an ``re`` class.
+
+    >>> print(bmp_members(r"\\s"))
+    \\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028-\\u2029\\u202f\\u205f\\u3000
+    >>> upper = re.compile("[" + bmp_members(r"\\p{Lu}") + "]+")
+    >>> upper.findall("ÉLAN vital, ΑΘΗΝΑ")
+    ['ÉLAN', 'ΑΘΗΝΑ']
+    """
+    bmp = "".join(map(chr, range(0x10000)))  # lone surrogates included
+    codes = [ord(char) for char in regex.findall(f"[{escape}]", bmp)]
+    ranges = []
+    start = previous = codes[0] if codes else 0
+    for code in codes[1:] + [-1]:
+        if code != previous + 1:
+            ranges.append(f"\\u{start:04x}" + (f"-\\u{previous:04x}" if previous > start else ""))
+            start = code
+        previous = code
+    return "".join(ranges) if codes else ""
+
+
+def _translate_escape(escape: str, in_class: bool) -> str | None:
+    """``\\p{L}``, ``\\s``, ``\\S``... spelled as BMP characters; None if ``re`` cannot say it."""
+    negated = escape[1].isupper()
+    members = bmp_members("\\" + escape[1].lower() + escape[2:])
+    if in_class:
+        return None if negated else members  # a negated set inside a class needs set algebra
+    return f"[{'^' if negated else ''}{members}]"
+
+
+def bmp_translation(pattern: str) -> tuple[str, list[str]] | None:
+    """``pattern`` for ``re``, exact on text whose characters above U+FFFF are in none of the
+    returned escapes' sets; ``None`` when some construct might not mean the same in ``re``.
+
+    >>> spelled, used = bmp_translation(r"'s|\\s+(?!\\S)")
+    >>> used
+    ['\\\\s']
+    >>> spelled.replace(bmp_members(r"\\s"), "SPACES")
+    "'s|[SPACES]+(?![^SPACES])"
+    """
+    out: list[str] = []
+    used: list[str] = []
+    in_class = False
+    case_insensitive_depth: list[bool] = []
+    i = 0
+    while i < len(pattern):
+        char = pattern[i]
+        if char == "\\":
+            found = _CLASS_ESCAPE.match(pattern, i)
+            if found:
+                if any(case_insensitive_depth):
+                    return None  # case-folding a property: the engines may differ
+                spelled = _translate_escape(found.group(), in_class)
+                if spelled is None:
+                    return None
+                out.append(spelled)
+                used.append(found.group().replace("\\P", "\\p").replace("\\S", "\\s"))
+                i = found.end()
+                continue
+            if pattern[i + 1 : i + 2] not in _SAME_ESCAPES:
+                return None  # \b, \w-like escapes, \N{...}, \Z...: not known to agree
+            out.append(pattern[i : i + 2])
+            i += 2
+            continue
+        if in_class:
+            if char == "[" or pattern.startswith(("&&", "--", "||", "~~"), i):
+                return None  # nested sets and set operations belong to regex's V1
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+            if pattern.startswith(("[]", "[^]"), i):
+                return None
+        elif char == "(":
+            if pattern.startswith("(?i:", i):
+                case_insensitive_depth.append(True)
+            elif pattern.startswith("(?", i) and not pattern.startswith(_SAME_GROUPS, i):
+                return None  # named groups, flags, comments, conditionals...
+            else:
+                case_insensitive_depth.append(False)
+        elif char == ")" and case_insensitive_depth:
+            case_insensitive_depth.pop()
+        out.append(char)
+        i += 1
+    return "".join(out), sorted(set(used))
+
+
+def _sample_text() -> str:
+    """Text on which a translation must split exactly as the original does: every Latin-1
+    character, every BMP character with a case (the engines fold some differently, such as
+    the dotless ``ı``) and a spread of the rest, each between letters, digits, spaces, quotes.
+    """
+    chars = [chr(code) for code in range(0x100)] + [
+        char
+        for char in map(chr, range(0x100, 0xFFFF))
+        if char.lower() != char or char.upper() != char or ord(char) % 97 == 0
+    ]
+    return "".join(f"{c}a{c} {c}1'{c}s\n{c}{c}  {c}\r\n'LL{c}" for c in chars)
+
+
+@lru_cache(maxsize=64)
+def fast_engine(pattern: str) -> tuple[re.Pattern[str], regex.Pattern[str] | None] | None:
+    """``re``'s version of ``pattern`` and the ``regex`` class of characters above U+FFFF
+    that send a text back to ``regex`` (``None``: no class, any text will do); ``None`` when
+    the pattern does not translate, or its translation splits the sample text differently.
+    Cached: spelling out the classes takes tens of milliseconds, once per pattern."""
+    translated = bmp_translation(pattern)
+    if translated is None:
+        return None
+    spelled, used = translated
+    try:
+        fast = re.compile(spelled)
+    except (re.error, OverflowError, RecursionError):
+        return None  # e.g. possessive quantifiers before Python 3.11
+    sample = _sample_text()
+    if fast.findall(sample) != compile_pattern(pattern).findall(sample):
+        return None
+    return fast, regex.compile("[" + "".join(used) + "]") if used else None
+
+
+class Splitter:
+    """A split pattern's ``findall`` and ``finditer``, run by ``re`` whenever that is exact.
+
+    Use it wherever a compiled pattern would go; ``exact`` is the ``regex`` original.
+
+    >>> from bpe_course.pretokenize import GPT2_PATTERN
+    >>> Splitter(GPT2_PATTERN).findall("Hi, you're 42! 😀 𝐀")
+    ['Hi', ',', ' you', "'re", ' 42', '!', ' 😀', ' 𝐀']
+    """
+
+    def __init__(self, pattern: str | regex.Pattern[str]) -> None:
+        self.exact = compile_pattern(pattern)
+        self.pattern: str = self.exact.pattern
+        # A pattern compiled with flags of its own (IGNORECASE, VERBOSE...) stays on regex.
+        plain = isinstance(pattern, str) or pattern.flags == regex.compile(self.pattern).flags
+        engine = fast_engine(self.pattern) if plain else None
+        self.fast, self._astral_members = engine if engine else (None, None)
+        self._looks_behind = "(?<" in self.pattern
+
+    def __reduce__(self):  # a Tokenizer travels to worker processes with its Splitter
+        return Splitter, (self.exact,)
+
+    def __repr__(self) -> str:
+        return f"Splitter({self.pattern!r}, fast={self.fast is not None})"
+
+    def engine_for(
+        self, text: str, pos: int = 0, endpos: int = sys.maxsize
+    ) -> re.Pattern[str] | regex.Pattern[str]:
+        """``re``'s pattern unless ``text[pos:endpos]`` holds a character above U+FFFF that
+        the translated classes leave out. Lookahead stops at ``endpos`` in both engines;
+        a lookbehind could read before ``pos``, so then the check starts at 0."""
+        if self.fast is None:
+            return self.exact
+        if text.isascii() or self._astral_members is None:
+            return self.fast
+        start = 0 if self._looks_behind else pos
+        for run in _ASTRAL_RUN.finditer(text, start, endpos):
+            if self._astral_members.search(run.group()):
+                return self.exact
+        return self.fast
+
+    def findall(self, text: str, pos: int = 0, endpos: int = sys.maxsize) -> list[str]:
+        """The pieces of ``text[pos:endpos]``, as ``regex``'s ``findall`` gives them."""
+        return self.engine_for(text, pos, endpos).findall(text, pos, endpos)
+
+    def finditer(self, text: str, pos: int = 0, endpos: int = sys.maxsize) -> Iterator[re.Match]:
+        """Match objects of the pieces, as ``regex``'s ``finditer`` gives them."""
+        return self.engine_for(text, pos, endpos).finditer(text, pos, endpos)
