@@ -99,7 +99,10 @@ def bmp_translation(pattern: str) -> tuple[str, list[str]] | None:
                 if spelled is None:
                     return None
                 out.append(spelled)
-                used.append(found.group().replace("\\P", "\\p").replace("\\S", "\\s"))
+                # The set to judge astral characters by is the positive one: \p{L} for
+                # \P{L}, \w for \W (the spelled-out [^...] wrongly takes its astral members).
+                escape = found.group()
+                used.append("\\" + escape[1].lower() + escape[2:])
                 i = found.end()
                 continue
             if pattern[i + 1 : i + 2] not in _SAME_ESCAPES:

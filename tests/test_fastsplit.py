@@ -160,3 +160,13 @@ def test_a_pattern_whose_case_folding_differs_in_re_stays_on_regex():
     assert bmp_translation(pattern) is not None
     assert Splitter(pattern).fast is None
     assert Splitter(pattern).findall("ıi") == regex.findall(pattern, "ıi")
+
+
+@pytest.mark.parametrize("pattern", [r"\W+", r"\D+", r"[a-z]+|\W", r"\P{L}+", r"\S+"])
+def test_a_negated_escape_sends_text_with_its_astral_members_to_regex(pattern):
+    # \W is recorded as \w, \P{L} as \p{L}: it is the positive set whose members above
+    # U+FFFF the spelled-out class cannot see.
+    splitter = Splitter(pattern)
+    assert splitter.fast is not None
+    for text in ["a𝐀b c", "1𝟘2 x", "x\U00020000y", "😀 a", "x 𐐀y"]:
+        assert splitter.findall(text) == regex.findall(pattern, text), text
