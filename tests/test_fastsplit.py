@@ -118,7 +118,7 @@ def test_a_pattern_compiled_with_flags_stays_on_regex():
 def test_plain_escapes_and_classes_translate():
     spelled, used = bmp_translation(r"\d+|\w+|[\r\n]+|\.")
     assert used == ["\\d", "\\w"]
-    assert spelled.endswith(r"|[\r\n]+|\.")
+    assert spelled.endswith(r"|[\r\n]++|\.")  # possessive: nothing after it could want some back
     splitter = Splitter(r"\d+|\w+|[\r\n]+|\.")
     text = in_context(chr(code) for code in range(0, 0x10000, 7))
     assert splitter.findall(text) == splitter.exact.findall(text)
@@ -170,3 +170,9 @@ def test_a_negated_escape_sends_text_with_its_astral_members_to_regex(pattern):
     assert splitter.fast is not None
     for text in ["a𝐀b c", "1𝟘2 x", "x\U00020000y", "😀 a", "x 𐐀y"]:
         assert splitter.findall(text) == regex.findall(pattern, text), text
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="possessive quantifiers need Python 3.11")
+def test_only_a_run_that_ends_a_top_level_alternative_turns_possessive():
+    spelled, _ = bmp_translation(r"(a[bc]+)|x[yz]*|[ab]+c|[ab]+?|\]+|[ab]++")
+    assert spelled == r"(a[bc]+)|x[yz]*+|[ab]+c|[ab]+?|\]+|[ab]++"
