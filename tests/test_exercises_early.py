@@ -9,6 +9,7 @@ that names the mistake; the solution, and other correct ways to write it, must p
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -507,10 +508,109 @@ def test_03_split_check_accepts_reverse_sorted_tokens(nb03, capsys):
     assert_accepted(capsys, nb03["check_split_on_specials"], (reverse_sorted,))
 
 
+def spelled_runs(codes: list[int], write: Callable[[int, int], str], joiner: str = "") -> str:
+    """``codes`` cut into runs of consecutive code points, each written by ``write(a, b)``."""
+    runs: list[list[int]] = []
+    for code in codes:
+        if runs and code == runs[-1][1] + 1:
+            runs[-1][1] = code
+        else:
+            runs.append([code, code])
+    return joiner.join(write(first, last) for first, last in runs)
+
+
+def spelling(escape: Callable[[int], str], dash: str = "-", joiner: str = "", shift: int = 0):
+    """An answer to notebook 03's `spell_out`: runs as ``first`` or ``first-last``, each code
+    point written by ``escape``; ``shift`` moves every range's end (off by one)."""
+
+    def spell(codes: list[int]) -> str:
+        return spelled_runs(
+            codes, lambda a, b: escape(a) + (dash + escape(b + shift) if b > a else ""), joiner)
+
+    return spell
+
+
+def hex_escape(code: int) -> str:
+    return f"\\u{code:04x}"
+
+
+def spell_without_the_last_run(codes):
+    out, start = [], None
+    for previous, code in zip([None, *codes], codes):
+        if start is not None and code != previous + 1:
+            out.append(spelling(hex_escape)(list(range(start, previous + 1))))
+            start = None
+        start = code if start is None else start
+    return "".join(out)
+
+
+def spell_merging_gaps_of_one(codes):
+    given = set(codes)  # a gap of one between two runs is filled in, joining them
+    filled = [c for c in range(0x10000) if c in given or {c - 1, c + 1} <= given]
+    return spelling(hex_escape)(filled)
+
+
+def spell_crashing_on_empty(codes):
+    codes[0]  # IndexError on []
+    return spelling(hex_escape)(codes)
+
+
+SPELL_OUT_WRONG = [
+    (spell_without_the_last_run, "The last run is missing"),
+    (spelling(hex_escape, shift=1), "not the one after it"),
+    (spelling(hex_escape, shift=-1), "your class misses U+0039 '9'. A range first-last includes"),
+    (spell_merging_gaps_of_one, "a gap of one code point ends the run"),
+    (spelling(lambda c: f"\\u{c:04d}"), "\\u reads hexadecimal digits: 48 is \\u0030"),
+    (spelling(chr), "spell_out([43, 45, 47]) gave '+-/'. Hint: your class also matches U+002C ','"),
+    (lambda codes: f"[{spelling(hex_escape)(codes)}]" if codes else "", "leave out the brackets"),
+    (lambda codes: spelling(hex_escape)(codes).split("\\u0"), "not a list"),
+    (lambda codes: None, "not None"),
+    (spell_crashing_on_empty, "raised IndexError"),
+    (spelling(lambda c: f"\\u{c:x}"), "\\u needs exactly four hex digits"),
+    (spelling(hex_escape, joiner=", "), "your string holds ' '"),
+    (spelling(lambda c: f"\\U{c:04x}"), "\\U takes eight hex digits"),
+    (spelling(hex_escape, dash=""), "A range needs a - between its ends"),
+]
+
+
+@pytest.mark.parametrize(("answer", "hint"), SPELL_OUT_WRONG)
+def test_03_spell_out_check_rejects(nb03, capsys, answer, hint):
+    assert_rejected(capsys, nb03["check_spell_out"], (answer,), hint)
+
+
+def spell_two_as_singles(codes):
+    return spelled_runs(codes, lambda a, b: hex_escape(a) + hex_escape(b) if b == a + 1
+                        else spelling(hex_escape)(list(range(a, b + 1))))
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        lambda codes: "".join(map(hex_escape, codes)),  # no ranges at all: the same characters
+        spell_two_as_singles,
+        lambda codes: spelled_runs(codes, lambda a, b: f"\\u{a:04X}-\\u{b:04X}"),  # A-A too
+        spelling(lambda c: re.escape(chr(c))),  # the characters themselves, escaped by re
+    ],
+)
+def test_03_spell_out_check_accepts_any_class_with_the_same_characters(nb03, capsys, answer):
+    assert_accepted(capsys, nb03["check_spell_out"], (answer,))
+
+
+def test_03_spell_out_cases_hold_the_package_properties_and_the_edge_cases(nb03):
+    cases = nb03["spell_out_cases"]()
+    assert {"[]", "[65]", "[65, 67]", "[65, 66]"} <= {what for what, _, _ in cases}
+    assert len(cases) > 300 and sum(spelled is not None for _, _, spelled in cases) == 8
+    for what, codes, spelled in cases:
+        assert codes == sorted(set(codes)) and all(0 <= c < 0x10000 for c in codes), what
+        if spelled is not None:  # the package's spelling is what the solution writes
+            assert nb03["solution_spell_out"](codes) == spelled, what
+
+
 @pytest.mark.parametrize(
     ("checker", "solution"),
     [("check_pieces", "solution_pieces"), ("check_pattern", "solution_pattern"),
-     ("check_split_on_specials", "solution_split_on_specials")],
+     ("check_split_on_specials", "solution_split_on_specials"),
+     ("check_spell_out", "solution_spell_out")],
 )
 def test_03_checks_accept_the_solutions(nb03, capsys, checker, solution):
     assert_accepted(capsys, nb03[checker], (nb03[solution],))

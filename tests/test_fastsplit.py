@@ -118,7 +118,7 @@ def test_a_pattern_compiled_with_flags_stays_on_regex():
 def test_plain_escapes_and_classes_translate():
     spelled, used = bmp_translation(r"\d+|\w+|[\r\n]+|\.")
     assert used == ["\\d", "\\w"]
-    assert spelled.endswith(r"|[\r\n]+|\.")
+    assert spelled.endswith(r"|[\r\n]++|\.")  # possessive: nothing after it could want some back
     splitter = Splitter(r"\d+|\w+|[\r\n]+|\.")
     text = in_context(chr(code) for code in range(0, 0x10000, 7))
     assert splitter.findall(text) == splitter.exact.findall(text)
@@ -160,3 +160,19 @@ def test_a_pattern_whose_case_folding_differs_in_re_stays_on_regex():
     assert bmp_translation(pattern) is not None
     assert Splitter(pattern).fast is None
     assert Splitter(pattern).findall("ıi") == regex.findall(pattern, "ıi")
+
+
+@pytest.mark.parametrize("pattern", [r"\W+", r"\D+", r"[a-z]+|\W", r"\P{L}+", r"\S+"])
+def test_a_negated_escape_sends_text_with_its_astral_members_to_regex(pattern):
+    # \W is recorded as \w, \P{L} as \p{L}: it is the positive set whose members above
+    # U+FFFF the spelled-out class cannot see.
+    splitter = Splitter(pattern)
+    assert splitter.fast is not None
+    for text in ["a𝐀b c", "1𝟘2 x", "x\U00020000y", "😀 a", "x 𐐀y"]:
+        assert splitter.findall(text) == regex.findall(pattern, text), text
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="possessive quantifiers need Python 3.11")
+def test_only_a_run_that_ends_a_top_level_alternative_turns_possessive():
+    spelled, _ = bmp_translation(r"(a[bc]+)|x[yz]*|[ab]+c|[ab]+?|\]+|[ab]++")
+    assert spelled == r"(a[bc]+)|x[yz]*+|[ab]+c|[ab]+?|\]+|[ab]++"

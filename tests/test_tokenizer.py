@@ -11,6 +11,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections import deque
 
 import pytest
 from hypothesis import assume, given
@@ -20,6 +21,7 @@ from strategies import ENDOFTEXT, any_text, nasty_text, special_text, split_poin
 from bpe_course import GPT2_PATTERN, Tokenizer, batches
 from bpe_course import tokenizer as tokenizer_module
 from bpe_course.data import english_prose, python_source
+from bpe_course.pretokenize import pretokenize
 from bpe_course.tokenizer import SPECIAL_POLICIES, DisallowedSpecialError
 from bpe_course.utf8 import byte_vocab
 
@@ -122,6 +124,18 @@ def test_cache_forgets_the_older_half_when_full(monkeypatch):
     assert tokenizer.encode(" ab") == [32, 256]  # forgotten, so found again
 
 
+def test_the_cache_holds_5_mb_of_python_source(trained_tokenizer):
+    # It held 16k pretokens, and the 24k distinct ones of the encoding benchmark's 5 MB of
+    # source made it forget and merge thousands of them again.
+    tokenizer = Tokenizer(trained_tokenizer.vocab, trained_tokenizer.merges)
+    text = python_source(5_000_000)
+    tokenizer.encode(text)
+    pieces = tokenizer._pieces
+    longest = tokenizer_module.CACHE_LONGEST
+    distinct = {piece for piece in pretokenize(text, tokenizer.pattern) if len(piece) <= longest}
+    assert len(pieces) == len(pieces.order) == len(distinct)
+
+
 def test_long_pretokens_are_not_remembered():
     tokenizer = tokenizer_with([(b"-", b"-")])
     ruler = "-" * (tokenizer_module.CACHE_LONGEST + 1)
@@ -133,18 +147,21 @@ def test_long_pretokens_are_not_remembered():
 
 def test_threads_sharing_a_tokenizer_while_the_cache_forgets(trained_tokenizer, monkeypatch):
     # Two threads can both find the cache full and forget the same old pretokens; the
-    # second must not fail on a pretoken the first already removed.
+    # second must not fail on a pretoken the first already removed, and the table must
+    # stay bounded.
     monkeypatch.setattr(tokenizer_module, "CACHE_SIZE", 8)
     interval = sys.getswitchinterval()
     sys.setswitchinterval(1e-6)  # switch threads as often as possible
     try:
         text = python_source(20_000)
         expected = trained_tokenizer.encode_naive(text)
+        old = trained_tokenizer  # the same tokenizer, with a cache of its own:
+        tokenizer = Tokenizer(old.vocab, old.merges, old.special_tokens, old.pattern)
         results: list[object] = []
 
         def work() -> None:
             try:
-                results.extend(trained_tokenizer.encode(text) == expected for _ in range(3))
+                results.extend(tokenizer.encode(text) == expected for _ in range(3))
             except Exception as error:  # noqa: BLE001 (reported below)
                 results.append(error)
 
@@ -156,6 +173,24 @@ def test_threads_sharing_a_tokenizer_while_the_cache_forgets(trained_tokenizer, 
     finally:
         sys.setswitchinterval(interval)
     assert results == [True] * 12
+    assert len(tokenizer._pieces) <= len(tokenizer._pieces.order) <= 8 + len(threads)
+
+
+def test_forgetting_stops_when_another_thread_forgot_the_rest(monkeypatch):
+    # The moment two threads forget at once, made certain: each pretoken this thread
+    # forgets, another thread forgets all the others meanwhile.
+    class RacingDeque(deque):
+        def popleft(self):
+            oldest = super().popleft()
+            self.clear()
+            return oldest
+
+    monkeypatch.setattr(tokenizer_module, "CACHE_SIZE", 4)
+    tokenizer = tokenizer_with([(b"a", b"b")])
+    tokenizer.encode(" ab cd ef gh")
+    tokenizer._pieces.order = RacingDeque(tokenizer._pieces.order)
+    assert tokenizer.encode(" ij ab") == [32, ord("i"), ord("j"), 32, 256]
+    assert list(tokenizer._pieces.order) == [" ij", " ab"]
 
 
 def test_a_tokenizer_survives_pickling(trained_tokenizer):
