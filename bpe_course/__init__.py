@@ -10,6 +10,8 @@ The modules follow the course, one idea each, and each imports only from earlier
 - :mod:`~bpe_course.ranks`: tiktoken's rank tables, and the merges recovered from them
 - :mod:`~bpe_course.interrupts`: stopping long work cleanly on Ctrl-C and SIGTERM
 - :mod:`~bpe_course.chunks`: counting pretokens of a big file in parallel
+- :mod:`~bpe_course.wordtable`: the fast trainer's words, and the pairs a merge touches
+- :mod:`~bpe_course.sharing`: the first, heaviest merges shared with helper processes
 - :mod:`~bpe_course.train`: fast training (counts, incremental updates, a lazy heap)
 - :mod:`~bpe_course.files`: GPT-2's vocab.json/merges.txt format and safe saving
 - :mod:`~bpe_course.export`: Hugging Face's tokenizer.json and tiktoken's rank files

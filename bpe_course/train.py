@@ -4,29 +4,17 @@ Three ideas make the difference, and none of them needs a faster language:
 
 1. **Count pretokens once.** The corpus only matters through how often each distinct
    pretoken occurs, so the merge loop works on a few hundred thousand words with counts,
-   not on millions of words of text (:class:`WordTable`).
+   not on millions of words of text (counted in parallel by :mod:`bpe_course.chunks`).
 2. **Update, don't recount.** A merge of ``(a, b)`` changes only the words that contain
-   ``a`` next to ``b``. We keep, for every pair, the list of words it occurs in, and after a
-   merge we adjust the pair counts around each merged spot of just those words
-   (:meth:`WordTable.merge`).
+   ``a`` next to ``b``; :class:`~bpe_course.wordtable.WordTable` lists, for every pair, the
+   words it occurs in, and adjusts the pair counts around each merged spot of just those.
 3. **A heap with lazy deletion** finds the best pair without scanning every pair
    (:class:`PairHeap`). When a count goes up we push an entry; when it goes down we leave
    the old entry in place, and correct or discard it only if it reaches the top.
 
 The tie-break rule (equal counts go to the lexicographically greater pair of bytes) is built
-into the heap key, so the result is exactly the naive trainer's.
-
-One choice of representation makes all three cheap in Python: a word is a ``str`` with one
-character per token, ``chr(token_id)``, and a pair is the two-character string of its tokens.
-Finding a pair in a word is then ``str.find``, merging it everywhere is ``str.replace`` (which
-works left to right without overlaps, exactly as a BPE merge does), and both run in C. A
-string also takes a byte or two per token where a list of ints takes eight. The price is a
-limit of ``sys.maxunicode + 1`` (1,114,112) token ids, far beyond any vocabulary in use.
-
-The merge loop is serial: each merge depends on the counts the one before left. But the
-first merges are the heaviest (in text of three-byte characters the first one rewrites
-every word), and the words of one merge can be shared out: :class:`MergeHelpers` lets
-other processes hold some of the words until the merges turn light.
+into the heap key, so the result is exactly the naive trainer's. On a large table the first,
+heaviest merges are shared with helper processes (:mod:`bpe_course.sharing`).
 """
 
 from __future__ import annotations
@@ -36,14 +24,10 @@ import gc
 import heapq
 import multiprocessing
 import os
-import sys
-import time
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Executor
-from multiprocessing.connection import Connection
-from operator import add
-from typing import Any, ParamSpec, TypeVar
+from typing import ParamSpec, TypeVar
 
 from .base import (
     Merges,
@@ -59,10 +43,11 @@ from .base import (
 )
 from .chunks import check_executor, count_file_pretokens
 from .fastsplit import Splitter
-from .interrupts import worker_ignores_ctrl_c
 from .naive import train_from_counts_naive
 from .pretokenize import GPT2_PATTERN
+from .sharing import MergeHelpers
 from .utf8 import check_errors
+from .wordtable import MAX_TOKEN_IDS, WordTable
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -70,19 +55,9 @@ R = TypeVar("R")
 #: Ends every :func:`descending_key`; greater than the character of any byte (at most 256).
 END_MARK = chr(257)
 
-#: Token ids are characters in :class:`WordTable`, so there can be at most this many.
-MAX_TOKEN_IDS = sys.maxunicode + 1
-
 #: The fewest distinct pretokens worth a share of the first merges in a process of its own:
 #: a helper with fewer would cost more to start than it saves (see :class:`MergeHelpers`).
 SHARE_WORDS = 10_000
-
-#: What sharing the merges is taken to have saved before the first one (seconds): enough
-#: to outlast a few dozen light merges at the start (see :meth:`MergeHelpers.worth_keeping`).
-FIRST_GAIN = 0.001
-
-#: A helper hands its words over with the lists of this many pairs a message.
-HAND_OVER_PAIRS = 10_000
 
 
 def descending_key(token: bytes) -> str:
@@ -183,147 +158,6 @@ def train_from_counts(
     return vocab, merges
 
 
-class WordTable:
-    """Every distinct pretoken once, with its count, and the pairs inside them.
-
-    ``words[i]`` is a pretoken spelt with one character per token (a byte ``x`` is
-    ``chr(x)``, the token with id ``n`` is ``chr(n)``) and ``counts[i]`` is how often it
-    occurs. ``pair_counts`` maps each pair (a two-character string) to how often it occurs in
-    the corpus; ``pair_words`` maps it to the indices of the words it occurs in. A word stays
-    listed under a pair after losing it to another merge: those stale entries are skipped
-    when the pair's turn comes, which is cheaper than removing them from long lists.
-    """
-
-    def __init__(self, word_counts: Iterable[tuple[bytes, int]]) -> None:
-        self.words: list[str] = []
-        self.counts: list[int] = []
-        pair_counts: defaultdict[str, int] = defaultdict(int)
-        pair_words: defaultdict[str, list[int]] = defaultdict(list)
-        for data, count in word_counts:  # each of at least two bytes
-            word = data.decode("latin-1")  # the one-character-per-byte spelling
-            add_pairs(map(add, word, word[1:]), len(self.words), count, pair_counts, pair_words)
-            self.words.append(word)
-            self.counts.append(count)
-        self.pair_counts = dict(pair_counts)  # plain dicts: a missing pair is an error
-        self.pair_words = dict(pair_words)
-
-    def add_pair_words(self, pair_words: dict[str, list[int]]) -> None:
-        """List more words under each pair (words another table has handed over)."""
-        for pair, indices in pair_words.items():
-            listed = self.pair_words.get(pair)
-            if listed is None:
-                self.pair_words[pair] = indices
-            else:
-                listed += indices
-
-    def merge(self, pair: str, new_token: str) -> tuple[dict[str, int], dict[str, int]]:
-        """Replace ``pair`` by ``new_token`` in every word that has it; update the pair counts.
-
-        Only the pairs next to a merged spot change (see :func:`pairs_changed_by`). Returns
-        how much each pair's count went down (``pair`` itself left out) and the new pairs
-        with their counts: these all contain ``new_token``, so none existed before.
-        """
-        # Local names for the tables: the loop below runs millions of times.
-        words, counts, pair_words = self.words, self.counts, self.pair_words
-        lost: defaultdict[str, int] = defaultdict(int)
-        gained: defaultdict[str, int] = defaultdict(int)
-        new_words: defaultdict[str, list[int]] = defaultdict(list)
-        for index in pair_words.pop(pair, ()):
-            word = words[index]
-            if pair not in word:
-                continue  # stale entry: an earlier merge took this word's pair away
-            merged = word.replace(pair, new_token)
-            words[index] = merged
-            count = counts[index]
-            size = len(merged)
-            if size + 1 == len(word):
-                # One merged spot, as in most words: pairs_changed_by's work, written out.
-                # x a b y becomes x N y: it loses x a and b y, it gains x N and N y.
-                spot = merged.find(new_token)
-                if spot:
-                    lost[word[spot - 1 : spot + 1]] += count
-                    new_pair = merged[spot - 1 : spot + 1]
-                    gained[new_pair] += count
-                    new_words[new_pair].append(index)
-                if spot + 1 < size:
-                    lost[word[spot + 1 : spot + 3]] += count
-                    new_pair = merged[spot : spot + 2]
-                    gained[new_pair] += count
-                    new_words[new_pair].append(index)
-                continue
-            old_pairs, new_pairs = pairs_changed_by(word, merged, pair)
-            for old_pair in old_pairs:
-                lost[old_pair] += count
-            add_pairs(new_pairs, index, count, gained, new_words)
-        lost.pop(pair, None)  # its count goes altogether
-        self.pair_counts.pop(pair, None)
-        self.count_changes(lost, gained)
-        pair_words.update(new_words)
-        return lost, gained
-
-    def count_changes(self, lost: Mapping[str, int], gained: Mapping[str, int]) -> None:
-        """Take ``lost`` from the pair counts and add ``gained``; forget pairs that reach 0."""
-        pair_counts, pair_words = self.pair_counts, self.pair_words
-        for old_pair, amount in lost.items():
-            total = pair_counts[old_pair] - amount
-            if total:
-                pair_counts[old_pair] = total
-            else:
-                del pair_counts[old_pair]
-                pair_words.pop(old_pair, None)
-        for new_pair, amount in gained.items():
-            pair_counts[new_pair] = pair_counts.get(new_pair, 0) + amount
-
-
-def pairs_changed_by(word: str, merged: str, pair: str) -> tuple[list[str], list[str]]:
-    """The pairs a merge takes from ``word`` and the pairs it adds, ``merged`` being the result.
-
-    In ``x a b y`` becoming ``x N y`` the word loses ``x a`` and ``b y`` and gains ``x N``
-    and ``N y``; ``a b`` itself is not listed. Occurrences are found left to right without
-    overlaps, as ``str.replace`` merged them, and the ``k``-th one sits ``k`` characters
-    further left in ``merged``. When two occurrences touch (``a b a b`` becoming ``N N``)
-    the pair between them is listed once, as the left neighbour of the second.
-
-    >>> pairs_changed_by("xabyab", "xNyN", "ab")
-    (['xa', 'by', 'ya'], ['xN', 'Ny', 'yN'])
-    >>> pairs_changed_by("abab", "NN", "ab")
-    (['ba'], ['NN'])
-    """
-    lost: list[str] = []
-    gained: list[str] = []
-    last = len(word) - 2
-    start = word.find(pair)
-    shift = 0  # merges so far in this word: each one shortens it by a character
-    while start >= 0:
-        following = word.find(pair, start + 2)
-        spot = start - shift
-        if start > 0:
-            lost.append(word[start - 1 : start + 1])
-            gained.append(merged[spot - 1 : spot + 1])
-        if start < last and following != start + 2:
-            lost.append(word[start + 1 : start + 3])
-            gained.append(merged[spot : spot + 2])
-        shift += 1
-        start = following
-    return lost, gained
-
-
-def add_pairs(
-    pairs: Iterable[str],
-    index: int,
-    count: int,
-    pair_counts: defaultdict[str, int],
-    pair_words: defaultdict[str, list[int]],
-) -> None:
-    """Count each of ``pairs`` (all from word ``index``) ``count`` more times and list the
-    word under each of them, once."""
-    for pair in pairs:
-        pair_counts[pair] += count
-        listed = pair_words[pair]
-        if not listed or listed[-1] != index:  # one word's pairs come together: this suffices
-            listed.append(index)
-
-
 class PairHeap:
     """The most frequent pair on top (the greatest bytes on a tie), kept up to date lazily.
 
@@ -374,146 +208,6 @@ class PairHeap:
             else:  # stale: the pair is gone (merged away, or merged into other tokens)
                 heapq.heappop(entries)
         return None
-
-
-class MergeHelpers:
-    """Processes that each hold a share of the words while the merges are heavy.
-
-    The first merges touch a large part of the words (the first one of text in a script
-    of three-byte characters, every word), so they are the part of the merge loop worth
-    sharing: while a helper merges its share, this process merges its own. A helper
-    builds a :class:`WordTable` of its share, sends its pair counts, then for each merge
-    sends back what :meth:`WordTable.merge` returns. This process adds those changes to
-    its own, so its pair counts (and the heap) are those of the whole corpus; its
-    ``pair_words`` list only its own words. When merges turn light, or the machine is too
-    busy to run the helpers at once, the messages cost more than the work they share: the
-    helpers then send their words over and stop.
-    """
-
-    def __init__(self, shares: list[list[tuple[bytes, int]]]) -> None:
-        context = multiprocessing.get_context()
-        self.connections: list[Connection] = []
-        self.processes = []
-        for share in shares:
-            here, there = context.Pipe()
-            # The share goes in a list emptied once the helper has it, so that this process
-            # does not keep the helper's words alive (a Process keeps its arguments).
-            given = [share]
-            ours = [here, *self.connections]  # for the helper to close its copies of
-            process = context.Process(target=help_merge, args=(there, ours, given), daemon=True)
-            process.start()
-            given.clear()
-            there.close()
-            self.connections.append(here)
-            self.processes.append(process)
-        self.gain = FIRST_GAIN  # seconds a shared merge saves, on average of late
-        self.started = 0.0
-
-    def __enter__(self) -> MergeHelpers:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        for process in self.processes:
-            if process.is_alive():
-                process.terminate()
-            process.join()
-
-    def send(self, connection: Connection, message: object) -> None:
-        try:
-            connection.send(message)
-        except OSError:  # a broken pipe: the helper is gone
-            raise self.stopped() from None
-
-    def receive(self, connection: Connection) -> Any:
-        try:
-            return connection.recv()
-        except EOFError:
-            raise self.stopped() from None
-
-    def stopped(self) -> RuntimeError:
-        codes = [process.exitcode for process in self.processes if not process.is_alive()]
-        return RuntimeError(
-            f"a helper process of the merge loop stopped unexpectedly (exit code "
-            f"{codes[0] if codes else 'unknown'}; out of memory?)"
-        )
-
-    def add_pair_counts(self, table: WordTable) -> None:
-        """Add the pair counts of every helper's share to ``table``'s."""
-        for connection in self.connections:
-            table.count_changes({}, self.receive(connection))
-
-    def worth_keeping(self) -> bool:
-        """Do shared merges still save time, on average over about the last 32?
-
-        While this process merges its share, each helper merges one as large, so a shared
-        merge saves what this process spent on its own share for each helper, and costs
-        the time spent waiting for the helpers and adding their changes. Both are measured,
-        so light merges and a busy machine (a helper waiting for a core) end the sharing.
-        """
-        return self.gain > 0
-
-    def start_merge(self, pair: str, new_token: str, table: WordTable) -> None:
-        """Ask the helpers to merge ``pair`` too, or, if that no longer pays, to hand their
-        words over to ``table`` now."""
-        if not self.connections:
-            return
-        if self.worth_keeping():
-            for connection in self.connections:
-                self.send(connection, (pair, new_token))
-            self.started = time.perf_counter()
-            return
-        for connection in self.connections:
-            self.send(connection, len(table.words))  # where its words will start
-            table.words += self.receive(connection)
-            table.counts += self.receive(connection)
-            while batch := self.receive(connection):
-                table.add_pair_words(batch)
-        self.connections = []
-
-    def finish_merge(self, table: WordTable, new_pairs: Iterable[str]) -> Iterable[str]:
-        """Add the helpers' changes to ``table``'s pair counts; every pair the merge created."""
-        if not self.connections:
-            return new_pairs
-        own = time.perf_counter() - self.started
-        created = set(new_pairs)
-        for connection in self.connections:
-            lost, gained = self.receive(connection)
-            table.count_changes(lost, gained)
-            created.update(gained)
-        cost = time.perf_counter() - self.started - own
-        self.gain += (own * len(self.connections) - cost - self.gain) / 32
-        return created
-
-
-def help_merge(
-    connection: Connection, ours: list[Connection], given: list[list[tuple[bytes, int]]]
-) -> None:
-    """A :class:`MergeHelpers` process: build the table of its share of the words, merge on
-    request, and when asked with a number instead, send the words over to be numbered from
-    there, and their ``pair_words`` in batches (so no message holds all of them at once).
-
-    ``ours`` are the ends of the pipes that stay with the training process. A forked helper
-    holds copies of them, and closes those first: else, were the training process killed,
-    its own copy would keep its pipe open and it would wait for a request for ever.
-    """
-    for end in ours:
-        end.close()
-    worker_ignores_ctrl_c()
-    gc.disable()  # no reference cycles here either (see cycle_collector_paused)
-    table = WordTable(given.pop())
-    try:
-        connection.send(table.pair_counts)
-        while isinstance(request := connection.recv(), tuple):
-            connection.send(table.merge(*request))
-        connection.send(table.words)
-        connection.send(table.counts)
-        pairs = list(table.pair_words.items())
-        for start in range(0, len(pairs), HAND_OVER_PAIRS):
-            batch = pairs[start : start + HAND_OVER_PAIRS]
-            connection.send({pair: [i + request for i in indices] for pair, indices in batch})
-        connection.send({})
-    except (EOFError, BrokenPipeError):
-        return  # the training process is gone: end quietly
 
 
 def count_corpus(

@@ -18,9 +18,9 @@ PACKAGE = Path(bpe_course.__file__).resolve().parent
 
 #: The teaching order; ``__init__``, ``__main__`` only gather and start.
 ORDER = [
-    "utf8", "base", "naive", "pretokenize", "fastsplit", "ranks", "interrupts", "chunks", "train",
-    "files", "export", "merging", "batches", "tokenizer", "folder", "openai", "data", "viz",
-    "cli",
+    "utf8", "base", "naive", "pretokenize", "fastsplit", "ranks", "interrupts", "chunks",
+    "wordtable", "sharing", "train", "files", "export", "merging", "batches", "tokenizer",
+    "folder", "openai", "data", "viz", "cli",
 ]
 
 

@@ -24,6 +24,7 @@ from bpe_course import (
     GPT2_PATTERN,
     GPT4_PATTERN,
     O200K_PATTERN,
+    sharing,
     train_bpe,
     train_bpe_naive,
     train_from_counts,
@@ -33,7 +34,8 @@ from bpe_course import train as train_module
 from bpe_course.chunks import count_file_pretokens, find_chunk_boundaries
 from bpe_course.files import unicode_to_bytes
 from bpe_course.pretokenize import count_pretokens
-from bpe_course.train import MAX_TOKEN_IDS, MergeHelpers, WordTable, pairs_changed_by
+from bpe_course.sharing import MergeHelpers
+from bpe_course.wordtable import MAX_TOKEN_IDS, WordTable, pairs_changed_by
 
 # CS336's reference -----------------------------------------------------------------------
 
@@ -209,7 +211,7 @@ def share_with_helpers(patch: pytest.MonkeyPatch, merges: int | None) -> list[in
     """Share every table; keep the helpers for ``merges`` merges (``None``: as long as they
     pay, as in training). Returns a list that gets an item per merge the helpers share."""
     patch.setattr(train_module, "SHARE_WORDS", 1)
-    patch.setattr(train_module, "HAND_OVER_PAIRS", 3)  # several messages for a few words
+    patch.setattr(sharing, "HAND_OVER_PAIRS", 3)  # several messages for a few words
     patch.setattr(os, "cpu_count", lambda: 3)
     shared: list[int] = []
     finish, worth_keeping = MergeHelpers.finish_merge, MergeHelpers.worth_keeping

@@ -1,0 +1,169 @@
+"""Sharing the first, heaviest merges of training with helper processes.
+
+The merge loop is serial: each merge depends on the counts the one before left. But the
+first merges are the heaviest (in text of three-byte characters the first one rewrites
+every word), and the words of one merge can be shared out. :class:`MergeHelpers` lets other
+processes each hold a share of the :class:`~bpe_course.wordtable.WordTable` and merge it
+alongside this process, which keeps the summed pair counts (and so the heap) of the whole
+corpus. When the merges turn light, or the machine is too busy to run everyone at once,
+the helpers hand their words over and stop; the merges learned are the same either way.
+"""
+
+from __future__ import annotations
+
+import gc
+import multiprocessing
+import time
+from collections.abc import Iterable
+from multiprocessing.connection import Connection
+from typing import Any
+
+from .interrupts import worker_ignores_ctrl_c
+from .wordtable import WordTable
+
+#: What sharing the merges is taken to have saved before the first one (seconds): enough
+#: to outlast a few dozen light merges at the start (see :meth:`MergeHelpers.worth_keeping`).
+FIRST_GAIN = 0.001
+
+#: A helper hands its words over with the lists of this many pairs a message.
+HAND_OVER_PAIRS = 10_000
+
+
+class MergeHelpers:
+    """Processes that each hold a share of the words while the merges are heavy.
+
+    The first merges touch a large part of the words (the first one of text in a script
+    of three-byte characters, every word), so they are the part of the merge loop worth
+    sharing: while a helper merges its share, this process merges its own. A helper
+    builds a :class:`WordTable` of its share, sends its pair counts, then for each merge
+    sends back what :meth:`WordTable.merge` returns. This process adds those changes to
+    its own, so its pair counts (and the heap) are those of the whole corpus; its
+    ``pair_words`` list only its own words. When merges turn light, or the machine is too
+    busy to run the helpers at once, the messages cost more than the work they share: the
+    helpers then send their words over and stop.
+    """
+
+    def __init__(self, shares: list[list[tuple[bytes, int]]]) -> None:
+        context = multiprocessing.get_context()
+        self.connections: list[Connection] = []
+        self.processes = []
+        for share in shares:
+            here, there = context.Pipe()
+            # The share goes in a list emptied once the helper has it, so that this process
+            # does not keep the helper's words alive (a Process keeps its arguments).
+            given = [share]
+            ours = [here, *self.connections]  # for the helper to close its copies of
+            process = context.Process(target=help_merge, args=(there, ours, given), daemon=True)
+            process.start()
+            given.clear()
+            there.close()
+            self.connections.append(here)
+            self.processes.append(process)
+        self.gain = FIRST_GAIN  # seconds a shared merge saves, on average of late
+        self.started = 0.0
+
+    def __enter__(self) -> MergeHelpers:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        for process in self.processes:
+            if process.is_alive():
+                process.terminate()
+            process.join()
+
+    def send(self, connection: Connection, message: object) -> None:
+        try:
+            connection.send(message)
+        except OSError:  # a broken pipe: the helper is gone
+            raise self.stopped() from None
+
+    def receive(self, connection: Connection) -> Any:
+        try:
+            return connection.recv()
+        except EOFError:
+            raise self.stopped() from None
+
+    def stopped(self) -> RuntimeError:
+        codes = [process.exitcode for process in self.processes if not process.is_alive()]
+        return RuntimeError(
+            f"a helper process of the merge loop stopped unexpectedly (exit code "
+            f"{codes[0] if codes else 'unknown'}; out of memory?)"
+        )
+
+    def add_pair_counts(self, table: WordTable) -> None:
+        """Add the pair counts of every helper's share to ``table``'s."""
+        for connection in self.connections:
+            table.count_changes({}, self.receive(connection))
+
+    def worth_keeping(self) -> bool:
+        """Do shared merges still save time, on average over about the last 32?
+
+        While this process merges its share, each helper merges one as large, so a shared
+        merge saves what this process spent on its own share for each helper, and costs
+        the time spent waiting for the helpers and adding their changes. Both are measured,
+        so light merges and a busy machine (a helper waiting for a core) end the sharing.
+        """
+        return self.gain > 0
+
+    def start_merge(self, pair: str, new_token: str, table: WordTable) -> None:
+        """Ask the helpers to merge ``pair`` too, or, if that no longer pays, to hand their
+        words over to ``table`` now."""
+        if not self.connections:
+            return
+        if self.worth_keeping():
+            for connection in self.connections:
+                self.send(connection, (pair, new_token))
+            self.started = time.perf_counter()
+            return
+        for connection in self.connections:
+            self.send(connection, len(table.words))  # where its words will start
+            table.words += self.receive(connection)
+            table.counts += self.receive(connection)
+            while batch := self.receive(connection):
+                table.add_pair_words(batch)
+        self.connections = []
+
+    def finish_merge(self, table: WordTable, new_pairs: Iterable[str]) -> Iterable[str]:
+        """Add the helpers' changes to ``table``'s pair counts; every pair the merge created."""
+        if not self.connections:
+            return new_pairs
+        own = time.perf_counter() - self.started
+        created = set(new_pairs)
+        for connection in self.connections:
+            lost, gained = self.receive(connection)
+            table.count_changes(lost, gained)
+            created.update(gained)
+        cost = time.perf_counter() - self.started - own
+        self.gain += (own * len(self.connections) - cost - self.gain) / 32
+        return created
+
+
+def help_merge(
+    connection: Connection, ours: list[Connection], given: list[list[tuple[bytes, int]]]
+) -> None:
+    """A :class:`MergeHelpers` process: build the table of its share of the words, merge on
+    request, and when asked with a number instead, send the words over to be numbered from
+    there, and their ``pair_words`` in batches (so no message holds all of them at once).
+
+    ``ours`` are the ends of the pipes that stay with the training process. A forked helper
+    holds copies of them, and closes those first: else, were the training process killed,
+    its own copy would keep its pipe open and it would wait for a request for ever.
+    """
+    for end in ours:
+        end.close()
+    worker_ignores_ctrl_c()
+    gc.disable()  # no reference cycles here either (see cycle_collector_paused)
+    table = WordTable(given.pop())
+    try:
+        connection.send(table.pair_counts)
+        while isinstance(request := connection.recv(), tuple):
+            connection.send(table.merge(*request))
+        connection.send(table.words)
+        connection.send(table.counts)
+        pairs = list(table.pair_words.items())
+        for start in range(0, len(pairs), HAND_OVER_PAIRS):
+            batch = pairs[start : start + HAND_OVER_PAIRS]
+            connection.send({pair: [i + request for i in indices] for pair, indices in batch})
+        connection.send({})
+    except (EOFError, BrokenPipeError):
+        return  # the training process is gone: end quietly
