@@ -41,8 +41,8 @@ notebooks: $(STAMP)
 
 # Benchmarks print markdown tables of ratios against HF tokenizers, tiktoken and puretiktoken.
 bench: $(STAMP)
-	$(BIN)/python -m bench.train
-	$(BIN)/python -m bench.train --shapes
+	$(BIN)/python -m bench.train --runs 3
+	$(BIN)/python -m bench.train --shapes --runs 2
 	$(BIN)/python -m bench.encode
 	$(BIN)/python -m bench.encode --adversarial
 
