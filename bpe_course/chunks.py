@@ -540,11 +540,14 @@ def count_file_pretokens(
         [(path, start, end) for path, start, end, *_ in tasks], chunk_bytes, special_tokens, pattern
     )
     total_bytes = sum(task[2] - task[1] for task in tasks)
-    bar = progress_bar(progress, total_bytes, unit="B", unit_scale=True, desc="pretokenize")
     counts: Counter[str] = Counter()
-    with contextlib.closing(_results(tasks, num_processes, executor)) as results:
+    # The bar closes on the way out of an error too, so that a message printed after it
+    # (such as "interrupted") is not followed by the bar's last redraw.
+    with (
+        progress_bar(progress, total_bytes, unit="B", unit_scale=True, desc="pretokenize") as bar,
+        contextlib.closing(_results(tasks, num_processes, executor)) as results,
+    ):
         for done, chunk_counts in results:
             counts.update(chunk_counts)
             bar.update(done)
-    bar.close()
     return counts

@@ -141,20 +141,19 @@ def train_from_counts(
         helpers.add_pair_counts(table)
         heap = PairHeap(table.pair_counts, vocab)  # 3. a heap with lazy deletion
 
-        bar = progress_bar(progress, num_merges, desc="merges", unit="merge")
-        for _ in range(num_merges):
-            pair = heap.pop_best()
-            if pair is None:
-                break  # no pairs left: every word is a single token
-            left, right = vocab[ord(pair[0])], vocab[ord(pair[1])]
-            new_id = len(vocab)
-            vocab[new_id] = left + right
-            merges.append((left, right))
-            helpers.start_merge(pair, chr(new_id), table)
-            _, new_pairs = table.merge(pair, chr(new_id))  # 2. update, don't recount
-            heap.push_new_pairs(helpers.finish_merge(table, new_pairs), vocab[new_id])
-            bar.update(1)
-        bar.close()
+        with progress_bar(progress, num_merges, desc="merges", unit="merge") as bar:
+            for _ in range(num_merges):
+                pair = heap.pop_best()
+                if pair is None:
+                    break  # no pairs left: every word is a single token
+                left, right = vocab[ord(pair[0])], vocab[ord(pair[1])]
+                new_id = len(vocab)
+                vocab[new_id] = left + right
+                merges.append((left, right))
+                helpers.start_merge(pair, chr(new_id), table)
+                _, new_pairs = table.merge(pair, chr(new_id))  # 2. update, don't recount
+                heap.push_new_pairs(helpers.finish_merge(table, new_pairs), vocab[new_id])
+                bar.update(1)
     return vocab, merges
 
 

@@ -443,3 +443,33 @@ def test_ctrl_c_while_the_package_loads_prints_no_traceback(command):
         assert process.returncode in (0, 130, -signal.SIGINT), (process.returncode, text)
         if process.returncode == 130 and text:
             assert text.startswith("bpe-course: error: interrupted"), text
+
+
+def screen_lines(err: bytes) -> list[str]:
+    """The lines a terminal would show: a carriage return starts its line over."""
+    return [line.split("\r")[-1] for line in err.decode().split("\n") if line.split("\r")[-1]]
+
+
+@pytest.mark.parametrize("bar", ["pretokenize", "merges"])
+def test_the_interrupted_message_is_the_last_line_not_under_a_bar(megabyte_corpus, tmp_path, bar):
+    """A bar left open when Ctrl-C unwound the work used to be redrawn after the message
+    (tqdm closes a bar when it is collected): the message ended up after a bar on the same
+    line, and then under the bar's last redraw."""
+    for attempt in range(5):  # the signal must land while that bar is on the screen
+        process = subprocess.Popen(
+            [sys.executable, "-m", "bpe_course", "train", str(megabyte_corpus), "--vocab-size",
+             "8000", "--processes", "2", "--out", str(tmp_path / f"tok{attempt}")],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        )
+        seen = b""
+        while bar.encode() not in seen and process.poll() is None:
+            seen += process.stderr.read1(4096)
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=60)
+        if process.returncode == 130:
+            break
+    else:
+        pytest.skip("training finished before every signal")
+    lines = screen_lines(seen + err)
+    assert lines[-1] == "bpe-course: error: interrupted; nothing was written", lines[-3:]
+    assert not any("bpe-course: error" in line[1:] for line in lines), lines
