@@ -145,6 +145,15 @@ def check_num_processes(num_processes: Any) -> int | None:
     return num_processes
 
 
+def process_count(num_processes: Any) -> int:
+    """How many processes ``num_processes`` asks for, checked: every core for ``None``.
+
+    >>> process_count(3)
+    3
+    """
+    return check_num_processes(num_processes) or os.cpu_count() or 1
+
+
 def corpus_paths(input_path: PathLike | Iterable[PathLike]) -> list[str]:
     """Accept one corpus path or several; check each is an existing file, before any reading.
 

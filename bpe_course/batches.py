@@ -12,13 +12,12 @@ encoded in this process, and where ``fork`` does not exist (Windows) every batch
 from __future__ import annotations
 
 import multiprocessing
-import os
 from array import array
 from collections.abc import Sequence
 from itertools import accumulate
 from typing import Any
 
-from .base import check_num_processes
+from .base import process_count
 from .interrupts import worker_ignores_ctrl_c
 
 #: A batch with fewer characters than this is encoded in this process. Measured on 2 cores
@@ -57,7 +56,7 @@ def map_texts(
 def batch_workers(texts: Sequence[str], num_processes: int | None) -> int:
     """How many processes should encode this batch: 1 (this one) unless it is big enough
     to repay starting workers, there are several texts and cores, and ``fork`` exists."""
-    wanted = check_num_processes(num_processes) or os.cpu_count() or 1
+    wanted = process_count(num_processes)
     if (
         wanted == 1
         or len(texts) < 2

@@ -37,7 +37,7 @@ from typing import NamedTuple
 
 import regex
 
-from .base import check_num_processes, progress_bar
+from .base import process_count, progress_bar
 from .fastsplit import Splitter
 from .interrupts import worker_ignores_ctrl_c
 from .pretokenize import (
@@ -523,7 +523,7 @@ def count_file_pretokens(
     """
     check_errors(errors)
     executor = check_executor(executor)
-    num_processes = check_num_processes(num_processes) or os.cpu_count() or 1
+    num_processes = process_count(num_processes)
     if executor is not None:  # a worker elsewhere has another working directory
         paths = [os.path.abspath(path) for path in paths]
     if chunk_bytes is None:

@@ -64,10 +64,10 @@ def bmp_members(escape: str) -> str:
     return "".join(ranges) if codes else ""
 
 
-def _translate_escape(escape: str, in_class: bool) -> str | None:
-    """``\\p{L}``, ``\\s``, ``\\S``... spelled as BMP characters; None if ``re`` cannot say it."""
-    negated = escape[1].isupper()
-    members = bmp_members("\\" + escape[1].lower() + escape[2:])
+def _translate_escape(positive: str, negated: bool, in_class: bool) -> str | None:
+    """``\\p{L}``, ``\\s``, ``\\S``... spelled as BMP characters; None if ``re`` cannot say it.
+    ``positive`` is the escape without its negation (``\\s`` for ``\\S``)."""
+    members = bmp_members(positive)
     if in_class:
         return None if negated else members  # a negated set inside a class needs set algebra
     return f"[{'^' if negated else ''}{members}]"
@@ -95,14 +95,15 @@ def bmp_translation(pattern: str) -> tuple[str, list[str]] | None:
             if found:
                 if any(case_insensitive_depth):
                     return None  # case-folding a property: the engines may differ
-                spelled = _translate_escape(found.group(), in_class)
+                escape = found.group()
+                positive = "\\" + escape[1].lower() + escape[2:]  # \p{L} for \P{L}, \w for \W
+                spelled = _translate_escape(positive, escape[1].isupper(), in_class)
                 if spelled is None:
                     return None
                 out.append(spelled)
-                # The set to judge astral characters by is the positive one: \p{L} for
-                # \P{L}, \w for \W (the spelled-out [^...] wrongly takes its astral members).
-                escape = found.group()
-                used.append("\\" + escape[1].lower() + escape[2:])
+                # The set to judge astral characters by is the positive one: the spelled-out
+                # [^...] of a negated escape wrongly takes its members above U+FFFF.
+                used.append(positive)
                 i = found.end()
                 continue
             if pattern[i + 1 : i + 2] not in _SAME_ESCAPES:

@@ -23,7 +23,6 @@ import functools
 import gc
 import heapq
 import multiprocessing
-import os
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Executor
@@ -37,6 +36,7 @@ from .base import (
     check_special_tokens,
     corpus_paths,
     merges_to_learn,
+    process_count,
     progress_bar,
     start_training,
     word_bytes,
@@ -122,7 +122,7 @@ def train_from_counts(
     [(b'w', b'e'), (b'l', b'o'), (b'we', b's')]
     """
     special_tokens, num_merges, vocab = start_training(vocab_size, special_tokens)
-    processes = check_num_processes(num_processes) or os.cpu_count() or 1
+    processes = process_count(num_processes)
     merges: Merges = []
     # 1. count pretokens once (a single byte has no pair and never changes)
     words = [(data, count) for data, count in word_bytes(word_counts, special_tokens) if data[1:]]
@@ -132,7 +132,8 @@ def train_from_counts(
             f"vocab_size={vocab_size} could need token id {last_id:,}, but this trainer "
             f"stores a token as one character, so ids stop at {MAX_TOKEN_IDS - 1:,}"
         )
-    shares = max(1, min(processes, os.cpu_count() or 1, len(words) // SHARE_WORDS))
+    # No more helpers than cores, even when asked: they would only wait for one another.
+    shares = max(1, min(processes, process_count(None), len(words) // SHARE_WORDS))
     if multiprocessing.current_process().daemon:
         shares = 1  # a daemonic process (a pool's worker) may not start processes
     with MergeHelpers([words[start::shares] for start in range(1, shares)]) as helpers:
