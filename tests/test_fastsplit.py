@@ -17,8 +17,9 @@ import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from bpe_course import fastsplit
 from bpe_course.chunks import count_text_pretokens
-from bpe_course.fastsplit import Splitter, bmp_members, bmp_translation, fast_engine
+from bpe_course.fastsplit import Splitter, bmp_members, bmp_translation, fast_engine, holds_astral
 from bpe_course.pretokenize import NAMED_PATTERNS, count_pretokens
 
 PATTERNS = sorted(NAMED_PATTERNS.items())
@@ -176,3 +177,33 @@ def test_a_negated_escape_sends_text_with_its_astral_members_to_regex(pattern):
 def test_only_a_run_that_ends_a_top_level_alternative_turns_possessive():
     spelled, _ = bmp_translation(r"(a[bc]+)|x[yz]*|[ab]+c|[ab]+?|\]+|[ab]++")
     assert spelled == r"(a[bc]+)|x[yz]*+|[ab]+c|[ab]+?|\]+|[ab]++"
+
+
+@pytest.mark.parametrize(
+    "text, start, end, expected",
+    [
+        ("", 0, sys.maxsize, False),
+        ("plain ASCII", 0, sys.maxsize, False),
+        ("accents é and CJK 中 stay in the BMP", 0, sys.maxsize, False),
+        ("\ud83d\ude00 a lone pair of surrogates is two BMP code points", 0, sys.maxsize, False),
+        ("\U0001d400", 0, sys.maxsize, True),
+        ("ab\U0001d400", 2, 3, True),
+        ("ab\U0001d400", 0, 2, False),
+        ("ab\U0001d400cd", 3, sys.maxsize, False),
+        ("ab\U0001d400cd", 5, 3, False),  # an empty window
+    ],
+)
+def test_holds_astral(text, start, end, expected):
+    assert holds_astral(text, start, end) is expected
+
+
+def test_holds_astral_looks_past_its_first_block(monkeypatch):
+    monkeypatch.setattr(fastsplit, "ASTRAL_CHECK_BLOCK", 4)
+    text = "é" * 9 + "\U0001d400" + "é" * 3
+    starts = [holds_astral(text, start) for start in range(len(text) + 1)]
+    assert starts == [True] * 10 + [False] * 4
+    ends = [holds_astral(text, 0, end) for end in range(len(text) + 1)]
+    assert ends == [False] * 10 + [True] * 4
+    splitter = Splitter(NAMED_PATTERNS["gpt2"])
+    assert splitter.engine_for(text) is splitter.exact
+    assert splitter.engine_for(text, 10) is splitter.fast
