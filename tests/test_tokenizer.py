@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import io
 import os
 import pickle
@@ -11,6 +12,7 @@ import subprocess
 import sys
 import threading
 import time
+import weakref
 from collections import deque
 
 import pytest
@@ -198,6 +200,37 @@ def test_a_tokenizer_survives_pickling(trained_tokenizer):
     text = english_prose(5_000)
     copy = pickle.loads(pickle.dumps(trained_tokenizer))
     assert copy.encode(text) == trained_tokenizer.encode(text)
+
+
+@pytest.mark.parametrize(
+    "use",
+    [
+        lambda tokenizer: None,
+        lambda tokenizer: tokenizer.encode("hello, world! " * 3),
+        lambda tokenizer: tokenizer.encode_ordinary("<|endoftext|> as text"),
+        lambda tokenizer: list(tokenizer.encode_iterable(["hello ", "world"])),
+        lambda tokenizer: list(
+            tokenizer.encode_iterable(["<|endoftext|>"], allowed_special=(), disallowed_special=())
+        ),
+        lambda tokenizer: tokenizer.decode(tokenizer.encode("round trip")),
+    ],
+    ids=["built", "encode", "encode_ordinary", "encode_iterable", "restricted view", "decode"],
+)
+def test_a_dropped_tokenizer_is_freed_at_once(use):
+    # A reference cycle (the piece table holding a bound method of its tokenizer) kept every
+    # dropped tokenizer alive until Python's cycle collector ran: for GPT-2's, 50 MB for an
+    # unknown time, and a 21 ms pause falling inside whichever call set the collector off.
+    vocab = byte_vocab() | {256: b"he", 257: b"ll", 258: b"hell", 259: b"hello"}
+    merges = [(b"h", b"e"), (b"l", b"l"), (b"he", b"ll"), (b"hell", b"o")]
+    gc.disable()
+    try:
+        tokenizer = Tokenizer(vocab, merges, [ENDOFTEXT])
+        use(tokenizer)
+        alive = weakref.ref(tokenizer)
+        del tokenizer
+        assert alive() is None
+    finally:
+        gc.enable()
 
 
 def test_byte_ids_need_not_be_0_to_255():
