@@ -21,6 +21,10 @@ A stretch of text with neither (a long run of digits or letters, or any text und
 pattern without special tokens) is counted as one chunk, whatever its size: the counts stay
 exact, but one worker holds the whole stretch. We say so with a :class:`LongChunkWarning`
 rather than silently counting it in one process.
+
+The tokenizer uses the same safe places: :meth:`bpe_course.Tokenizer.encode` pretokenizes a
+long text a span at a time, and ``encode_iterable`` encodes a stream up to the last safe
+place it has read (:func:`last_safe_cut`).
 """
 
 from __future__ import annotations
@@ -398,18 +402,52 @@ def warn_about_long_chunks(
 
 
 def spans_between_safe_cuts(
-    text: str, rule: regex.Pattern[str] | None, span_chars: int
+    text: str, rule: regex.Pattern[str] | None, span_chars: int, reach: int | None = None
 ) -> Iterator[tuple[int, int]]:
     """``(start, end)`` pairs that cover ``text`` (free of special tokens) in spans of about
-    ``span_chars``, cut where ``rule`` allows; one span if there is no rule."""
+    ``span_chars``, cut where ``rule`` allows; one span if there is no rule.
+
+    Each cut is the first one ``span_chars`` or more characters after the last. With a
+    ``reach``, one is looked for only that many characters further, and if none is there
+    (a long run of one class of character), the rest of the text is a single span: this
+    bounds the search, which on such a run would otherwise read all of it once more.
+
+    >>> text = "one two three four"
+    >>> [text[a:b] for a, b in spans_between_safe_cuts(text, safe_cut_regex(GPT2_PATTERN), 5)]
+    ['one two', ' three', ' four']
+    """
     start = 0
     while rule is not None and len(text) - start > span_chars:
-        cut = rule.search(text, start + span_chars)
+        if reach is None:
+            cut = rule.search(text, start + span_chars)
+        else:
+            cut = rule.search(text, start + span_chars, start + span_chars + reach)
         if cut is None:
             break
         yield start, cut.start()
         start = cut.start()
     yield start, len(text)
+
+
+def last_safe_cut(text: str, rule: regex.Pattern[str] | None, reach: int) -> int:
+    """The last place in the last ``reach`` characters of ``text`` where ``rule`` allows a
+    cut; 0 if there is none there.
+
+    Both neighbours of such a place are in ``text``, so no text that comes after can change
+    the pieces before it: a stream may be encoded up to there. Looking only near the end
+    keeps the cost small when a long stretch has no such place; the stream then waits.
+
+    >>> rule = safe_cut_regex(GPT2_PATTERN)
+    >>> last_safe_cut("one two three", rule, 100), last_safe_cut("one two three", rule, 4)
+    (7, 0)
+    >>> last_safe_cut("onetwothree", rule, 100), last_safe_cut("a b", None, 100)
+    (0, 0)
+    """
+    last = 0
+    if rule is not None:
+        for match in rule.finditer(text, max(0, len(text) - reach)):
+            last = match.start()
+    return last
 
 
 def count_text_pretokens(
