@@ -22,6 +22,7 @@ import argparse
 import os
 import sys
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -233,6 +234,13 @@ def fail(message: str, code: int) -> int:
     return code
 
 
+def show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """A warning as one line on stderr, like an error: it names the file it is about (a
+    corpus), but never a line of this package's code, which means nothing at a terminal."""
+    where = "" if filename.endswith(".py") else f"{filename}: "
+    print(utf8.printable(f"{PROG}: warning: {where}{message}"), file=file or sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; returns the exit code instead of raising for user mistakes."""
     if sys.stderr is None:  # started with stderr closed: errors and bars go nowhere, not stdout
@@ -243,7 +251,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(exit_.code or 0)
     if argv is None:  # this process is the command: a stop signal ends the work in run()
         ignore_stop_signals()  # and, once it is done and reported, no longer kills it
-    return run(args)
+    with warnings.catch_warnings():
+        warnings.showwarning = show_warning
+        return run(args)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -18,6 +18,7 @@ from tiktoken.load import load_tiktoken_bpe
 from tokenizers import Tokenizer as HFTokenizer
 
 from bpe_course import GPT4_PATTERN, Tokenizer
+from bpe_course import tokenizer as tokenizer_module
 from bpe_course import train as train_module
 from bpe_course.base import ENDOFTEXT
 from bpe_course.cli import load_tokenizer, main
@@ -181,6 +182,18 @@ def test_encode_long_input_streams_in_batches(trained_dir, cli):
     assert code == 0
     assert [int(w) for w in out.split()] == load_tokenizer(str(trained_dir)).encode(text)
     assert out.count(b"  ") == 0 and out.endswith(b"\n")
+
+
+def test_a_warning_is_one_line_that_names_no_line_of_our_code(tmp_path, cli, monkeypatch):
+    # One pretoken longer than encode_iterable's warning threshold must wait in memory, and
+    # the stream says so. Python's own format named bpe_course/cli.py and printed a line of it.
+    monkeypatch.setattr(tokenizer_module, "HELD_TEXT_WARNING", 100_000)
+    path = tmp_path / "one-word.txt"
+    path.write_text("a" * 300_000 + " end\n", encoding="utf-8")
+    code, out, err = cli(["encode", "--count", "--tokenizer", "gpt2", str(path)])
+    assert code == 0 and out.strip().isdigit()
+    assert err.startswith("bpe-course: warning: encode_iterable is holding "), err
+    assert err.count("\n") == 1 and ".py" not in err
 
 
 def test_builtin_tokenizers_match_tiktoken(cli, tiktoken_gpt2):
