@@ -236,8 +236,13 @@ def fail(message: str, code: int) -> int:
 
 def show_warning(message, category, filename, lineno, file=None, line=None) -> None:
     """A warning as one line on stderr, like an error: it names the file it is about (a
-    corpus), but never a line of this package's code, which means nothing at a terminal."""
-    where = "" if filename.endswith(".py") else f"{filename}: "
+    corpus), but never a line of this package's code, which means nothing at a terminal.
+
+    A warning about a data file names it with line 0 (see ``chunks.warn_about_long_chunks``);
+    code always has a line number from 1. The file's name cannot tell: a corpus of Python
+    source ends in ``.py`` too.
+    """
+    where = f"{filename}: " if lineno == 0 else ""
     print(utf8.printable(f"{PROG}: warning: {where}{message}"), file=file or sys.stderr)
 
 

@@ -196,6 +196,20 @@ def test_a_warning_is_one_line_that_names_no_line_of_our_code(tmp_path, cli, mon
     assert err.count("\n") == 1 and ".py" not in err
 
 
+def test_a_warning_about_a_corpus_names_it_even_when_it_is_python_source(tmp_path, cli):
+    # Training on source code is a lesson of the course. The warning's one line left out any
+    # file name ending in ".py", taking it for a line of our code, so a long stretch in
+    # corpus.py was reported without saying in which corpus file it was.
+    path = tmp_path / "corpus.py"
+    path.write_text("1" * 600_000 + " end\n", encoding="utf-8")  # one run of digits
+    out_dir = tmp_path / "out"
+    code, _, err = cli(["train", str(path), "--vocab-size", "260", "--out", str(out_dir),
+                        "--quiet"])
+    assert code == 0, err
+    assert err.startswith(f"bpe-course: warning: {path}: the 600,000 bytes from byte 0 "), err
+    assert err.count("\n") == 1
+
+
 def test_builtin_tokenizers_match_tiktoken(cli, tiktoken_gpt2):
     code, out, _ = cli(["encode", "--tokenizer", "gpt2"], SAMPLE.encode())
     assert code == 0
