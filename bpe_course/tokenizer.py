@@ -516,8 +516,12 @@ class Tokenizer:
                     warned = True
                 # What was held back is scanned again next time. Waiting until the buffer
                 # is twice that long keeps the total scanning linear even when one pretoken
-                # (a megabyte of newlines) stays unfinished for a thousand chunks.
+                # (a megabyte of newlines) stays unfinished for a thousand chunks. Until it
+                # has warned, it also looks once just past the threshold: doubling alone
+                # could step over it (from 4M - 1 to 8M) and hold 7M characters unannounced.
                 wait_for = max(STREAM_BUFFER, 2 * size)
+                if not warned and size <= HELD_TEXT_WARNING:
+                    wait_for = min(wait_for, HELD_TEXT_WARNING + 1)
         yield from self.encode("".join(parts))
 
     def _held_text_warning(self, size: int) -> HeldTextWarning:

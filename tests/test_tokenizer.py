@@ -611,6 +611,24 @@ def test_encode_iterable_says_when_it_must_hold_a_long_stretch(monkeypatch):
         assert list(gpt2.encode_iterable([text])) == gpt2.encode(text)  # cut between words
 
 
+@pytest.mark.parametrize("threshold", [1000, 1600, 2999])
+def test_encode_iterable_warns_whenever_it_held_more_than_the_threshold(monkeypatch, threshold):
+    # The stream looks for a cut when its buffer has doubled, so it looked at 1,600 held
+    # characters and next at 3,200: a word of 3,000 letters (4.5M from the command line, with
+    # the real sizes) was held whole without a word when the threshold fell between the two.
+    monkeypatch.setattr(tokenizer_module, "HELD_TEXT_WARNING", threshold)
+    monkeypatch.setattr(tokenizer_module, "STREAM_BUFFER", 100)
+    gpt2 = Tokenizer(byte_vocab(), [], [ENDOFTEXT], GPT2_PATTERN)
+    chunks = ["x" * 100] * 30 + [" end"]
+    with pytest.warns(tokenizer_module.HeldTextWarning, match="could join any two") as seen:
+        assert list(gpt2.encode_iterable(chunks)) == gpt2.encode("".join(chunks))
+    assert len(seen) == 1
+    with warnings.catch_warnings():  # as long a stream of short words holds little: quiet
+        warnings.simplefilter("error")
+        words = ["x" * 99 + " "] * 30
+        assert list(gpt2.encode_iterable(words)) == gpt2.encode("".join(words))
+
+
 @given(text=special_text_with_runs, span=st.integers(1, 40), name=st.sampled_from(TOKENIZER_NAMES))
 def test_encode_in_short_spans_gives_the_same_ids(tokenizers, text, span, name):
     # encode pretokenizes a long text a span at a time, cut where the pattern provably never
