@@ -222,13 +222,18 @@ def progress_bar(enabled: bool, total: int, desc: str, **details: Any) -> Any:
 
     ``tqdm.auto`` is imported only for a visible bar: in Jupyter without ipywidgets the
     import itself prints a warning, which would land in the output of unrelated cells.
+
+    The bar does not draw itself while it is being made (a ``delay`` above 0), only once the
+    caller's ``with`` block has begun and calls ``refresh``. tqdm draws first and sets its
+    clock last, so a Ctrl-C landing in between left a bar on screen that ``close`` would not
+    finish, and the error message was written on the end of its line.
     """
     if enabled:
         from tqdm.auto import tqdm
     else:
         from tqdm import tqdm
     label = desc.ljust(PROGRESS_LABEL_WIDTH)
-    return tqdm(total=total, disable=not enabled, desc=label, **details)
+    return tqdm(total=total, disable=not enabled, desc=label, delay=1e-9, **details)
 
 
 def first_difference(left: Sequence[Any], right: Sequence[Any]) -> int | None:

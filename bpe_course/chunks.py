@@ -585,6 +585,7 @@ def count_file_pretokens(
         progress_bar(progress, total_bytes, unit="B", unit_scale=True, desc="pretokenize") as bar,
         contextlib.closing(_results(tasks, num_processes, executor)) as results,
     ):
+        bar.refresh()  # drawn only now that the block will close it (see progress_bar)
         for done, chunk_counts in results:
             counts.update(chunk_counts)
             bar.update(done)

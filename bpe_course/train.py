@@ -143,6 +143,7 @@ def train_from_counts(
         heap = PairHeap(table.pair_counts, vocab)  # 3. a heap with lazy deletion
 
         with progress_bar(progress, num_merges, desc="merges", unit="merge") as bar:
+            bar.refresh()  # drawn only now that the block will close it (see progress_bar)
             for _ in range(num_merges):
                 pair = heap.pop_best()
                 if pair is None:
