@@ -31,16 +31,7 @@ def merges_from_ranks(ranks: Mapping[bytes, int]) -> Merges:
     for token, rank in sorted(ranks.items(), key=lambda item: item[1]):
         if len(token) == 1:
             continue
-        parts = [bytes([byte]) for byte in token]
-        while len(parts) > 2:
-            best_index, best_rank = -1, rank
-            for index in range(len(parts) - 1):
-                joined_rank = ranks.get(parts[index] + parts[index + 1])
-                if joined_rank is not None and joined_rank < best_rank:
-                    best_index, best_rank = index, joined_rank
-            if best_index < 0:
-                break
-            parts[best_index : best_index + 2] = [parts[best_index] + parts[best_index + 1]]
+        parts = (_rescan_below if len(token) <= SHORT_TOKEN else _join_below)(token, rank, ranks)
         built = len(parts) == 2 and all(ranks.get(part, rank) < rank for part in parts)
         if not built:
             raise ValueError(
@@ -48,3 +39,78 @@ def merges_from_ranks(ranks: Mapping[bytes, int]) -> Merges:
             )
         merges.append((parts[0], parts[1]))
     return merges
+
+
+#: Tokens of at most this many bytes are rebuilt by :func:`_rescan_below`, longer ones by
+#: :func:`_join_below` (on OpenAI's tables, where almost every token is short, the plain
+#: rescan is the faster: 0.55 s against 0.94 s for cl100k_base's 100k tokens).
+SHORT_TOKEN = 64
+
+
+def _rescan_below(token: bytes, limit: int, ranks: Mapping[bytes, int]) -> list[bytes]:
+    """What :func:`_join_below` returns, found the plain way: after each join, look at every
+    adjacent pair again. Time grows with the cube of the token's length, which is nothing
+    for a short token.
+
+    >>> _rescan_below(b"lower", 258, {b"lo": 256, b"low": 257, b"er": 258})
+    [b'low', b'e', b'r']
+    """
+    parts = [token[index : index + 1] for index in range(len(token))]
+    while len(parts) > 2:
+        best_index, best_rank = -1, limit
+        for index in range(len(parts) - 1):
+            joined_rank = ranks.get(parts[index] + parts[index + 1], limit)
+            if joined_rank < best_rank:
+                best_index, best_rank = index, joined_rank
+        if best_index < 0:
+            break
+        parts[best_index : best_index + 2] = [parts[best_index] + parts[best_index + 1]]
+    return parts
+
+
+def _join_below(token: bytes, limit: int, ranks: Mapping[bytes, int]) -> list[bytes]:
+    """``token``'s bytes after joining, again and again, the adjacent pair whose
+    concatenation has the lowest rank below ``limit`` (the leftmost on a tie), until two
+    parts are left or no pair ranks below ``limit``.
+
+    The rank of each adjacent pair is kept in a list, and a join recomputes only the two
+    beside it. Once the lowest rank is found, all its pairs are joined from left to right
+    (the next one is searched for from the join on), unless a join makes a lower rank
+    beside it. Rescanning every pair after each join, and gluing each pair again to look
+    it up, cost time that grew with the cube of the token's length: seconds at 4,000
+    bytes, hours at 20,000 (a vocabulary learned from a long run of one character has such
+    tokens).
+
+    >>> _join_below(b"lower", 258, {b"lo": 256, b"low": 257, b"er": 258})
+    [b'low', b'e', b'r']
+    """
+    parts = [token[index : index + 1] for index in range(len(token))]
+
+    def joined_rank(index: int) -> int:
+        """The rank of the pair at ``index`` joined, or ``limit`` if it may not be joined."""
+        rank = ranks.get(parts[index] + parts[index + 1], limit)
+        return rank if rank < limit else limit
+
+    pair_ranks = [joined_rank(index) for index in range(len(parts) - 1)]
+    while len(parts) > 2:
+        best = min(pair_ranks)
+        if best >= limit:
+            break
+        index = pair_ranks.index(best)
+        while True:  # join every pair of this rank, left to right, while it stays the lowest
+            parts[index : index + 2] = [parts[index] + parts[index + 1]]
+            del pair_ranks[index]
+            beside = []
+            if index < len(pair_ranks):
+                pair_ranks[index] = joined_rank(index)
+                beside.append(pair_ranks[index])
+            if index:
+                pair_ranks[index - 1] = joined_rank(index - 1)
+                beside.append(pair_ranks[index - 1])
+            if len(parts) <= 2 or min(beside, default=limit) < best:
+                break  # done, or a lower rank appeared beside the join: look again
+            try:  # nothing left of index - 1 has this rank, or it would have come first
+                index = pair_ranks.index(best, max(index - 1, 0))
+            except ValueError:
+                break
+    return parts

@@ -19,6 +19,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bpe_course import merging
+from bpe_course import ranks as ranks_module
 from bpe_course.merging import (
     SHORT_PIECE,
     apply_merges,
@@ -233,3 +234,61 @@ def test_rank_files_give_tiktoken_ids(ranks, text):
     tables = ours.vocab, ours._merge_ranks, ours._merged_ids, ours._byte_ids
     assert reachable_tokens(*tables) == set(ranks.values())
     assert ours.encode(text.decode()) == theirs.encode(text.decode())
+
+
+def merges_by_rescanning(ranks: dict[bytes, int]) -> list[tuple[bytes, bytes]]:
+    """The plain definition merges_from_ranks follows (its old loop): for each token in rank
+    order, rescan every adjacent pair, join the lowest-ranked below the token's own rank."""
+    merges = []
+    for token, rank in sorted(ranks.items(), key=lambda item: item[1]):
+        if len(token) == 1:
+            continue
+        parts = [bytes([byte]) for byte in token]
+        while len(parts) > 2:
+            best_index, best_rank = -1, rank
+            for index in range(len(parts) - 1):
+                joined_rank = ranks.get(parts[index] + parts[index + 1])
+                if joined_rank is not None and joined_rank < best_rank:
+                    best_index, best_rank = index, joined_rank
+            if best_index < 0:
+                break
+            parts[best_index : best_index + 2] = [parts[best_index] + parts[best_index + 1]]
+        if len(parts) != 2 or not all(ranks.get(part, rank) < rank for part in parts):
+            raise ValueError(token)
+        merges.append((parts[0], parts[1]))
+    return merges
+
+
+@pytest.mark.parametrize("short_token", [0, 64])
+@given(data=st.data())
+def test_merges_from_ranks_keeps_the_plain_definition(monkeypatch, short_token, data):
+    # Tables of random pairs over "abc", readable or not (any order, tokens made twice):
+    # the faster loop gives the same merges, or refuses the same tables. With SHORT_TOKEN 0
+    # every token takes the loop for long tokens.
+    monkeypatch.setattr(ranks_module, "SHORT_TOKEN", short_token)
+    ranks = {bytes([byte]): byte for byte in range(256)}
+    tokens = [bytes([byte]) for byte in ALPHABET]
+    for _ in range(data.draw(st.integers(0, 25))):
+        token = data.draw(st.sampled_from(tokens)) + data.draw(st.sampled_from(tokens))
+        if token not in ranks:
+            ranks[token] = len(ranks)
+            tokens.append(token)
+    try:
+        expected = merges_by_rescanning(ranks)
+    except ValueError:
+        with pytest.raises(ValueError):
+            merges_from_ranks(ranks)
+        return
+    assert merges_from_ranks(ranks) == expected
+
+
+def test_merges_from_ranks_on_a_long_run_of_one_byte():
+    # Tokens of 2, 4, ..., 4,096 a's, as a trainer learns from a long run of one character
+    # (bpe-course train wrote such a table; rescanning took seconds per token, hours at 16k).
+    ranks = {bytes([byte]): byte for byte in range(256)}
+    length = 2
+    while length <= 4096:
+        ranks[b"a" * length] = len(ranks)
+        length *= 2
+    merges = merges_from_ranks(ranks)
+    assert merges == [(b"a" * (n // 2), b"a" * (n // 2)) for n in (2 ** k for k in range(1, 13))]
