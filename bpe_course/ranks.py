@@ -11,7 +11,7 @@ the merge that made it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from .base import Merges
 
@@ -68,6 +68,12 @@ def _rescan_below(token: bytes, limit: int, ranks: Mapping[bytes, int]) -> list[
     return parts
 
 
+#: :func:`_join_below` joins the pairs of one rank by building new lists when there are more
+#: than this many: deleting from a list one join at a time moves the rest of the list each
+#: time (a run of 300,000 a's took 46 s to rebuild so, and 1 MB hours).
+MANY_JOINS = 16
+
+
 def _join_below(token: bytes, limit: int, ranks: Mapping[bytes, int]) -> list[bytes]:
     """``token``'s bytes after joining, again and again, the adjacent pair whose
     concatenation has the lowest rank below ``limit`` (the leftmost on a tie), until two
@@ -75,37 +81,40 @@ def _join_below(token: bytes, limit: int, ranks: Mapping[bytes, int]) -> list[by
 
     The rank of each adjacent pair is kept in a list, and a join recomputes only the two
     beside it. Once the lowest rank is found, all its pairs are joined from left to right
-    (the next one is searched for from the join on), unless a join makes a lower rank
-    beside it. Rescanning every pair after each join, and gluing each pair again to look
-    it up, cost time that grew with the cube of the token's length: seconds at 4,000
-    bytes, hours at 20,000 (a vocabulary learned from a long run of one character has such
-    tokens).
+    (the next one is searched for from the join on; :func:`_join_all` when there are
+    many), unless a join makes a lower rank beside it. Rescanning every pair after each
+    join, and gluing each pair again to look it up, cost time that grew with the cube of
+    the token's length: seconds at 4,000 bytes, hours at 20,000 (a vocabulary learned from
+    a long run of one character has such tokens).
 
     >>> _join_below(b"lower", 258, {b"lo": 256, b"low": 257, b"er": 258})
     [b'low', b'e', b'r']
     """
     parts = [token[index : index + 1] for index in range(len(token))]
 
-    def joined_rank(index: int) -> int:
-        """The rank of the pair at ``index`` joined, or ``limit`` if it may not be joined."""
-        rank = ranks.get(parts[index] + parts[index + 1], limit)
+    def rank_of(left: bytes, right: bytes) -> int:
+        """The rank of ``left + right``, or ``limit`` if they may not be joined."""
+        rank = ranks.get(left + right, limit)
         return rank if rank < limit else limit
 
-    pair_ranks = [joined_rank(index) for index in range(len(parts) - 1)]
+    pair_ranks = [rank_of(left, right) for left, right in zip(parts, parts[1:])]
     while len(parts) > 2:
         best = min(pair_ranks)
         if best >= limit:
             break
         index = pair_ranks.index(best)
+        if pair_ranks.count(best) > MANY_JOINS:
+            parts, pair_ranks = _join_all(parts, pair_ranks, index, best, rank_of)
+            continue
         while True:  # join every pair of this rank, left to right, while it stays the lowest
             parts[index : index + 2] = [parts[index] + parts[index + 1]]
             del pair_ranks[index]
             beside = []
             if index < len(pair_ranks):
-                pair_ranks[index] = joined_rank(index)
+                pair_ranks[index] = rank_of(parts[index], parts[index + 1])
                 beside.append(pair_ranks[index])
             if index:
-                pair_ranks[index - 1] = joined_rank(index - 1)
+                pair_ranks[index - 1] = rank_of(parts[index - 1], parts[index])
                 beside.append(pair_ranks[index - 1])
             if len(parts) <= 2 or min(beside, default=limit) < best:
                 break  # done, or a lower rank appeared beside the join: look again
@@ -114,3 +123,45 @@ def _join_below(token: bytes, limit: int, ranks: Mapping[bytes, int]) -> list[by
             except ValueError:
                 break
     return parts
+
+
+def _join_all(
+    parts: list[bytes],
+    pair_ranks: list[int],
+    start: int,
+    best: int,
+    rank_of: Callable[[bytes, bytes], int],
+) -> tuple[list[bytes], list[int]]:
+    """``parts`` and their ``pair_ranks`` after joining every pair of rank ``best`` from
+    ``start`` on, left to right, in one pass that builds new lists.
+
+    Joining stops where a join makes a pair of a lower rank beside it (that pair goes
+    first), or where two parts are left; the rest is copied. Only a pair beside a join
+    gets its rank looked up; the others keep theirs. (A pair with a new part never has
+    rank ``best``: it is longer than the token of that rank.)
+
+    >>> ranks = {b"aa": 1, b"aaaa": 2}
+    >>> _join_all([b"a"] * 6, [1] * 5, 0, 1, lambda x, y: ranks.get(x + y, 9))
+    ([b'aa', b'aa', b'aa'], [2, 2])
+    """
+    new_parts, new_ranks = parts[:start], pair_ranks[: max(start - 1, 0)]
+    previous: int | None = start - 1  # where new_parts[-1] stood in parts; None if joined
+    joining, index, count = True, start, len(parts)
+    while index < count:
+        if joining and index + 1 < count and pair_ranks[index] == best:
+            part, where = parts[index] + parts[index + 1], None
+            index += 2
+        else:
+            part, where = parts[index], index
+            index += 1
+        if new_parts:
+            kept = where is not None and previous == where - 1
+            new_ranks.append(pair_ranks[previous] if kept else rank_of(new_parts[-1], part))
+        new_parts.append(part)
+        previous = where
+        if where is None and joining:
+            left = new_ranks[-1] if len(new_parts) > 1 else best
+            right = rank_of(part, parts[index]) if index < count else best
+            if min(left, right) < best or len(new_parts) + count - index <= 2:
+                joining = False
+    return new_parts, new_ranks

@@ -259,13 +259,15 @@ def merges_by_rescanning(ranks: dict[bytes, int]) -> list[tuple[bytes, bytes]]:
     return merges
 
 
-@pytest.mark.parametrize("short_token", [0, 64])
+@pytest.mark.parametrize(("short_token", "many_joins"), [(64, 16), (0, 16), (0, 0)])
 @given(data=st.data())
-def test_merges_from_ranks_keeps_the_plain_definition(monkeypatch, short_token, data):
+def test_merges_from_ranks_keeps_the_plain_definition(monkeypatch, short_token, many_joins, data):
     # Tables of random pairs over "abc", readable or not (any order, tokens made twice):
-    # the faster loop gives the same merges, or refuses the same tables. With SHORT_TOKEN 0
-    # every token takes the loop for long tokens.
+    # the faster loops give the same merges, or refuse the same tables. With SHORT_TOKEN 0
+    # every token takes the loop for long tokens, and with MANY_JOINS 0 every rank's pairs
+    # are joined by building new lists.
     monkeypatch.setattr(ranks_module, "SHORT_TOKEN", short_token)
+    monkeypatch.setattr(ranks_module, "MANY_JOINS", many_joins)
     ranks = {bytes([byte]): byte for byte in range(256)}
     tokens = [bytes([byte]) for byte in ALPHABET]
     for _ in range(data.draw(st.integers(0, 25))):
