@@ -418,10 +418,8 @@ def spans_between_safe_cuts(
     """
     start = 0
     while rule is not None and len(text) - start > span_chars:
-        if reach is None:
-            cut = rule.search(text, start + span_chars)
-        else:
-            cut = rule.search(text, start + span_chars, start + span_chars + reach)
+        search_end = len(text) if reach is None else start + span_chars + reach
+        cut = rule.search(text, start + span_chars, search_end)
         if cut is None:
             break
         yield start, cut.start()

@@ -278,14 +278,14 @@ class Tokenizer:
 
         # A function of the tables, not a bound method: kept by the piece table, a method
         # would tie the table back to the tokenizer in a reference cycle (see piece_ids).
-        self._encode_piece = partial(
+        encode_piece = partial(
             piece_ids,
             byte_table=self._byte_table,
             byte_ids=self._byte_ids,
             pair_ranks=self._merge_ranks,
             merged_ids=self._merged_ids,
         )
-        self._pieces = PieceTable(self._whole_tokens(), self._encode_piece)
+        self._pieces = PieceTable(self._whole_tokens(), encode_piece)
 
     def __repr__(self) -> str:
         return (
