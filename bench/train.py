@@ -35,8 +35,9 @@ from typing import Any
 
 from bpe_course import train_bpe, train_bpe_naive
 from bpe_course.base import ENDOFTEXT
-from bpe_course.data import corpus_head, python_source, write_python_source
-from bpe_course.files import atomic_write, read_merges_txt
+from bpe_course.course.data import corpus_head, python_source, write_python_source
+from bpe_course.formats.gpt2 import read_merges_txt
+from bpe_course.safety.files import atomic_write
 
 from .common import (
     MB,

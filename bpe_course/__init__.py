@@ -1,32 +1,24 @@
 """bpe_course: byte-level BPE tokenizers from the bytes up.
 
-The modules follow the course, one idea each, and each imports only from earlier ones:
+The top level is the teaching core, one idea a module, in the order the course teaches them;
+each imports only from earlier ones:
 
 - :mod:`~bpe_course.utf8`: bytes, UTF-8 and the 256 base tokens
 - :mod:`~bpe_course.base`: the shared types, the starting vocabulary, argument checks
 - :mod:`~bpe_course.naive`: BPE training and encoding as the obvious loops
-- :mod:`~bpe_course.pretokenize`: GPT-2's, GPT-4's and o200k's split patterns, special tokens
-- :mod:`~bpe_course.fastsplit`: the same pretokens, found by the standard library's faster ``re``
-- :mod:`~bpe_course.ranks`: tiktoken's rank tables, and the merges recovered from them
-- :mod:`~bpe_course.interrupts`: stopping long work cleanly on Ctrl-C and SIGTERM
-- :mod:`~bpe_course.chunks`: counting pretokens of a big file in parallel
-- :mod:`~bpe_course.wordtable`: the fast trainer's words, and the pairs a merge touches
-- :mod:`~bpe_course.sharing`: the first, heaviest merges shared with helper processes
-- :mod:`~bpe_course.train`: fast training (counts, incremental updates, a lazy heap)
-- :mod:`~bpe_course.files`: GPT-2's vocab.json/merges.txt format and safe saving
-- :mod:`~bpe_course.export`: Hugging Face's tokenizer.json and tiktoken's rank files
-- :mod:`~bpe_course.batches`: encoding a batch of texts on several cores
+- :mod:`~bpe_course.pretokens`: GPT-2's, GPT-4's and o200k's split patterns, special tokens
+- :mod:`~bpe_course.train`: fast training (count once, update instead of recounting, a heap)
 - :mod:`~bpe_course.tokenizer`: encoding and decoding
-- :mod:`~bpe_course.folder`: a trained tokenizer's folder, saved and loaded as one unit
 - :mod:`~bpe_course.openai`: OpenAI's GPT-2, cl100k_base and o200k_base files, offline
-- :mod:`~bpe_course.data`: corpora that need no internet
-- :mod:`~bpe_course.viz`: token pictures and plots
-- :mod:`~bpe_course.cli`: the ``bpe-course`` command line
+
+Below them, subpackages hold what makes the core fast, safe and useful, each named for what
+it holds: :mod:`~bpe_course.speed` (the fast paths), :mod:`~bpe_course.formats` (files in
+and out), :mod:`~bpe_course.safety` (signals, files written safely, special tokens in users' text),
+:mod:`~bpe_course.course` (corpora and pictures for the notebooks) and
+:mod:`~bpe_course.app` (the ``bpe-course`` command line).
 """
 
-import sys
-from importlib import import_module  # these three are loaded already: Python's start-up uses them
-from types import ModuleType
+from importlib import import_module  # loaded already: Python's start-up uses it
 
 TYPE_CHECKING = False  # type checkers read it as True; no need to load typing for it
 
@@ -38,11 +30,11 @@ _HOMES = {
     "get_pair_counts": "naive",
     "merge": "naive",
     "train_from_counts_naive": "naive",
-    "GPT2_PATTERN": "pretokenize",
-    "GPT4_PATTERN": "pretokenize",
-    "O200K_PATTERN": "pretokenize",
-    "pretokenize": "pretokenize",
-    "split_on_special_tokens": "pretokenize",
+    "GPT2_PATTERN": "pretokens",
+    "GPT4_PATTERN": "pretokens",
+    "O200K_PATTERN": "pretokens",
+    "pretokenize": "pretokens",
+    "split_on_special_tokens": "pretokens",
     "Tokenizer": "tokenizer",
     "train_bpe": "train",
     "train_bpe_naive": "train",
@@ -53,7 +45,7 @@ __all__ = sorted(_HOMES)
 
 if TYPE_CHECKING:  # what type checkers and editors see; ruff cannot read __all__ above
     from .naive import encode_naive, get_pair_counts, merge, train_from_counts_naive  # noqa: F401
-    from .pretokenize import (  # noqa: F401
+    from .pretokens import (  # noqa: F401
         GPT2_PATTERN,
         GPT4_PATTERN,
         O200K_PATTERN,
@@ -65,7 +57,7 @@ if TYPE_CHECKING:  # what type checkers and editors see; ruff cannot read __all_
 
 
 def __getattr__(name: str) -> object:
-    """Load a front-door name (or a submodule, ``bpe_course.viz``) on first use."""
+    """Load a front-door name (or a submodule, ``bpe_course.speed``) on first use."""
     home = _HOMES.get(name)
     if home is not None:
         value = getattr(import_module(f".{home}", __name__), name)
@@ -81,16 +73,3 @@ def __getattr__(name: str) -> object:
 
 def __dir__() -> list[str]:
     return sorted({*globals(), *_HOMES})
-
-
-class _FrontDoor(ModuleType):
-    """This package's module type: ``bpe_course.pretokenize`` is the function, as a learner
-    expects, even after the module of the same name is loaded (Python would otherwise bind
-    the module over it, since the package no longer imports the function up front)."""
-
-    def __setattr__(self, name: str, value: object) -> None:
-        if not (name in _HOMES and isinstance(value, ModuleType)):
-            super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _FrontDoor

@@ -4,7 +4,8 @@ Python turns Ctrl-C into ``KeyboardInterrupt`` from its first instant, so a Ctrl
 the package is still loading (a fifth of a second) would end in Python's traceback through
 our modules. This module imports nothing of the package before it has set its own Ctrl-C
 handler, which ends the start-up with one line; the command line then sets its own
-(:mod:`bpe_course.interrupts`) once it has read its arguments. Nothing is written before that.
+(:mod:`bpe_course.safety.interrupts`) once it has read its arguments. Nothing is written
+before that.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ def _interrupted_while_starting(signum: int, frame: object) -> None:
 def main() -> int:
     """Run the command line, with Ctrl-C covered from the first line of ours on."""
     signal.signal(signal.SIGINT, _interrupted_while_starting)
-    from .cli import main as command_line
+    from .app.cli import main as command_line
 
     return command_line()
 

@@ -12,8 +12,8 @@ before any corpus is read.
 
 from __future__ import annotations
 
+import operator
 import os
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
@@ -134,108 +134,6 @@ def check_int(value: Any, name: str, minimum: int = 0) -> int:
     return value
 
 
-def check_num_processes(num_processes: Any) -> int | None:
-    """``None`` (every core) or a whole number of worker processes, at least 1."""
-    if num_processes is None:
-        return None
-    if isinstance(num_processes, bool) or not isinstance(num_processes, int):
-        raise TypeError(f"num_processes must be an int or None, got {num_processes!r}")
-    if num_processes < 1:
-        raise ValueError(f"num_processes must be at least 1, got {num_processes}")
-    return num_processes
-
-
-def process_count(num_processes: Any) -> int:
-    """How many processes ``num_processes`` asks for, checked: every core for ``None``.
-
-    >>> process_count(3)
-    3
-    """
-    return check_num_processes(num_processes) or os.cpu_count() or 1
-
-
-def corpus_paths(input_path: PathLike | Iterable[PathLike]) -> list[str]:
-    """Accept one corpus path or several; check each is an existing file, before any reading.
-
-    A ``bytes`` path is refused with a reason: text corpora are named by text paths.
-    """
-    if isinstance(input_path, (bytes, bytearray)):
-        raise TypeError(f"input_path must be a str or os.PathLike, not bytes: {input_path!r}")
-    if isinstance(input_path, (str, os.PathLike)):
-        candidates: list[Any] = [input_path]
-    else:
-        try:
-            candidates = list(input_path)
-        except TypeError:
-            raise TypeError(
-                f"input_path must be a path or a list of paths, got {type(input_path).__name__}"
-            ) from None
-    if not candidates:
-        raise ValueError("input_path is an empty list: give at least one corpus file")
-    paths = []
-    for candidate in candidates:
-        if not isinstance(candidate, (str, os.PathLike)):
-            raise TypeError(f"corpus paths must be str or os.PathLike, got {candidate!r}")
-        path = os.fspath(candidate)
-        if not isinstance(path, str):
-            raise TypeError(f"corpus paths must be text, not bytes: {path!r}")
-        if not os.path.exists(path):
-            raise FileNotFoundError(f"corpus file not found: {path}")
-        if os.path.isdir(path):
-            raise IsADirectoryError(f"corpus path is a directory, not a file: {path}")
-        if not os.path.isfile(path):
-            raise ValueError(
-                f"corpus path is not a regular file: {path} (training reads files in "
-                "chunks, so pipes and devices cannot be used; save the text to a file)"
-            )
-        paths.append(path)
-    return paths
-
-
-#: A token id written as text: ASCII digits only (``int()`` would also take ``١٢`` or ``1_0``).
-TOKEN_ID = re.compile(r"[0-9]+")
-
-
-def parse_token_ids(texts: Iterable[str], where: str) -> list[int]:
-    """Token ids written as ASCII digits and separated by any whitespace (also inside one
-    text, as a shell's ``"$(cat ids.txt)"`` gives); anything else names the word and where.
-
-    >>> parse_token_ids(["15496 11", "995\\t0\\r\\n"], "arguments")
-    [15496, 11, 995, 0]
-    """
-    ids = []
-    for word in " ".join(texts).split():
-        if not TOKEN_ID.fullmatch(word):
-            raise ValueError(f"{where}: {word!r} is not a token id (digits 0-9 only)")
-        if len(word.lstrip("0")) > 20:  # beyond any tokenizer, and too long for int() maybe
-            raise ValueError(f"unknown token id {word[:20]}... ({len(word)} digits)")
-        ids.append(int(word))
-    return ids
-
-
-#: Progress-bar labels are padded to this width so stacked bars line up.
-PROGRESS_LABEL_WIDTH = 12
-
-
-def progress_bar(enabled: bool, total: int, desc: str, **details: Any) -> Any:
-    """A tqdm bar when ``enabled`` (a widget in Jupyter), else a silent stand-in.
-
-    ``tqdm.auto`` is imported only for a visible bar: in Jupyter without ipywidgets the
-    import itself prints a warning, which would land in the output of unrelated cells.
-
-    The bar does not draw itself while it is being made (a ``delay`` above 0), only once the
-    caller's ``with`` block has begun and calls ``refresh``. tqdm draws first and sets its
-    clock last, so a Ctrl-C landing in between left a bar on screen that ``close`` would not
-    finish, and the error message was written on the end of its line.
-    """
-    if enabled:
-        from tqdm.auto import tqdm
-    else:
-        from tqdm import tqdm
-    label = desc.ljust(PROGRESS_LABEL_WIDTH)
-    return tqdm(total=total, disable=not enabled, desc=label, delay=1e-9, **details)
-
-
 def first_difference(left: Sequence[Any], right: Sequence[Any]) -> int | None:
     """The first index where two sequences differ (the shorter length if one is a prefix
     of the other), or ``None`` when they are equal. Used to report *where* results part.
@@ -294,3 +192,54 @@ class BPETables(Protocol):
     merges: list[tuple[bytes, bytes]]
     special_tokens: dict[str, int]
     pattern: str
+
+
+# The checks of encode's and decode's arguments -------------------------------------------
+
+
+def checked_text(text: object, method: str) -> str:
+    """``text`` if it is a ``str``; else a ``TypeError`` naming ``method``."""
+    if not isinstance(text, str):
+        raise TypeError(f"{method} expects str, got {type(text).__name__}")
+    return text
+
+
+def checked_texts(texts: object, method: str) -> list[str]:
+    """A batch as a list of strings (a single string is refused: it is not a batch)."""
+    if isinstance(texts, str) or not isinstance(texts, Iterable):
+        raise TypeError(f"{method} expects a list of strings, got {type(texts).__name__}")
+    texts = list(texts)
+    for index, text in enumerate(texts):
+        if not isinstance(text, str):
+            raise TypeError(f"{method}: text {index} is a {type(text).__name__}, not a str")
+    return texts
+
+
+def token_id_of(value: object, position: int) -> int:
+    """``value`` as an int id if it is an integer (NumPy's too); bools and floats are not.
+
+    >>> token_id_of(7, 0)
+    7
+    >>> token_id_of(7.0, 3)
+    Traceback (most recent call last):
+    ...
+    TypeError: token ids are integers, but id 3 is 7.0 (float)
+    """
+    if not isinstance(value, bool):
+        try:
+            return operator.index(value)
+        except TypeError:
+            pass
+    raise TypeError(
+        f"token ids are integers, but id {position} is {value!r} ({type(value).__name__})"
+    )
+
+
+def checked_ids(ids: Iterable[int]) -> list[int]:
+    """``ids`` as a list of Python ints, or ``TypeError`` naming the first that is not one."""
+    if isinstance(ids, (str, bytes)) or not isinstance(ids, Iterable):
+        raise TypeError(f"expected a sequence of token ids, got {type(ids).__name__} {ids!r:.40}")
+    ids = ids if isinstance(ids, list) else list(ids)
+    if set(map(type, ids)) <= {int}:  # the usual case, checked at C speed
+        return ids
+    return [token_id_of(value, position) for position, value in enumerate(ids)]

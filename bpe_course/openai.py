@@ -1,7 +1,7 @@
 """OpenAI's tokenizer files: GPT-2's ``encoder.json``/``vocab.bpe`` and ``.tiktoken`` ranks.
 
 GPT-2 was published as two files: ``encoder.json`` maps each token (written with the
-byte-to-unicode mapping of :mod:`bpe_course.files`) to its id, and ``vocab.bpe`` lists the
+byte-to-unicode mapping of :mod:`bpe_course.formats.gpt2`) to its id, and ``vocab.bpe`` lists the
 merges in the order they were learned. Later encodings such as cl100k_base ship a single
 ``.tiktoken`` file: one line per token, its bytes in base64 and its *rank*. A rank is both
 the id and the merge priority, so the merges are not stored at all; we recover each one by
@@ -29,9 +29,9 @@ from pathlib import Path
 from typing import BinaryIO
 
 from .base import ENDOFTEXT, check_special_tokens
-from .files import bytes_to_unicode, check_id
-from .pretokenize import GPT2_PATTERN, GPT4_PATTERN, O200K_PATTERN
-from .ranks import merges_from_ranks
+from .formats.gpt2 import bytes_to_unicode, check_id
+from .formats.ranks import merges_from_ranks
+from .pretokens import GPT2_PATTERN, GPT4_PATTERN, O200K_PATTERN
 from .tokenizer import Tokenizer
 
 __all__ = [

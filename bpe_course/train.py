@@ -4,9 +4,9 @@ Three ideas make the difference, and none of them needs a faster language:
 
 1. **Count pretokens once.** The corpus only matters through how often each distinct
    pretoken occurs, so the merge loop works on a few hundred thousand words with counts,
-   not on millions of words of text (counted in parallel by :mod:`bpe_course.chunks`).
+   not on millions of words of text (counted in parallel by :mod:`bpe_course.speed.counting`).
 2. **Update, don't recount.** A merge of ``(a, b)`` changes only the words that contain
-   ``a`` next to ``b``; :class:`~bpe_course.wordtable.WordTable` lists, for every pair, the
+   ``a`` next to ``b``; :class:`~bpe_course.speed.wordtable.WordTable` lists, for every pair, the
    words it occurs in, and adjusts the pair counts around each merged spot of just those.
 3. **A heap with lazy deletion** finds the best pair without scanning every pair
    (:class:`PairHeap`). When a count goes up we push an entry; when it goes down we leave
@@ -14,51 +14,31 @@ Three ideas make the difference, and none of them needs a faster language:
 
 The tie-break rule (equal counts go to the lexicographically greater pair of bytes) is built
 into the heap key, so the result is exactly the naive trainer's. On a large table the first,
-heaviest merges are shared with helper processes (:mod:`bpe_course.sharing`).
+heaviest merges are shared with helper processes (:mod:`bpe_course.speed.sharing`).
 """
 
 from __future__ import annotations
 
-import functools
-import gc
 import heapq
-import multiprocessing
-from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import Executor
-from typing import ParamSpec, TypeVar
 
 from .base import (
     Merges,
     PathLike,
     Vocab,
-    check_num_processes,
-    check_special_tokens,
-    corpus_paths,
-    merges_to_learn,
-    process_count,
-    progress_bar,
     start_training,
     word_bytes,
 )
-from .chunks import check_executor, count_file_pretokens
-from .fastsplit import Splitter
 from .naive import train_from_counts_naive
-from .pretokenize import GPT2_PATTERN
-from .sharing import MergeHelpers
-from .utf8 import check_errors
-from .wordtable import MAX_TOKEN_IDS, WordTable
-
-P = ParamSpec("P")
-R = TypeVar("R")
+from .pretokens import GPT2_PATTERN
+from .speed.counting import count_corpus
+from .speed.sharing import shared_word_table
+from .speed.wordtable import MAX_TOKEN_IDS, cycle_collector_paused
+from .speed.workers import process_count, progress_bar
 
 #: Ends every :func:`descending_key`; greater than the character of any byte (at most 256).
 END_MARK = chr(257)
-
-#: The fewest distinct pretokens worth a share of the first merges in a process of its own:
-#: a helper with fewer would cost more to start than it saves (see :class:`MergeHelpers`).
-SHARE_WORDS = 10_000
-
 
 def descending_key(token: bytes) -> str:
     """A string that sorts in the *opposite* order of ``token``.
@@ -78,28 +58,6 @@ def descending_key(token: bytes) -> str:
     return "".join([chr(256 - byte) for byte in token]) + END_MARK
 
 
-def cycle_collector_paused(function: Callable[P, R]) -> Callable[P, R]:
-    """Run ``function`` with Python's cycle collector paused (if it was running).
-
-    Training builds millions of small strings, lists and tuples and never a reference
-    cycle, so the collector would only walk the growing tables again and again for nothing
-    (measured: 14% of the merge loop's time on 30 MB). Reference counting still frees everything,
-    including the tables themselves when the function returns, before the collector resumes.
-    """
-
-    @functools.wraps(function)
-    def paused(*args: P.args, **kwargs: P.kwargs) -> R:
-        was_enabled = gc.isenabled()
-        gc.disable()
-        try:
-            return function(*args, **kwargs)
-        finally:
-            if was_enabled:
-                gc.enable()
-
-    return paused
-
-
 @cycle_collector_paused
 def train_from_counts(
     word_counts: Mapping[str | bytes, int],
@@ -115,7 +73,8 @@ def train_from_counts(
     special tokens, then one id per merge) and ``merges`` lists the merged pairs of bytes in
     the order they were learned. Stops early when no pair is left to merge.
     ``num_processes`` other than 1 (``None``: every core) lets helper processes share the
-    first, heaviest merges of a large table (:class:`MergeHelpers`); the merges are the same.
+    first, heaviest merges of a large table (:mod:`bpe_course.speed.sharing`); the merges are
+    the same.
 
     >>> vocab, merges = train_from_counts({"low": 5, "lower": 2, "newest": 6}, 259)
     >>> merges
@@ -132,29 +91,21 @@ def train_from_counts(
             f"vocab_size={vocab_size} could need token id {last_id:,}, but this trainer "
             f"stores a token as one character, so ids stop at {MAX_TOKEN_IDS - 1:,}"
         )
-    # No more helpers than cores, even when asked: they would only wait for one another.
-    shares = max(1, min(processes, process_count(None), len(words) // SHARE_WORDS))
-    if multiprocessing.current_process().daemon:
-        shares = 1  # a daemonic process (a pool's worker) may not start processes
-    with MergeHelpers([words[start::shares] for start in range(1, shares)]) as helpers:
-        table = WordTable(words[::shares])
+    with shared_word_table(words, processes) as table:  # helper processes, if they pay
         del words
-        helpers.add_pair_counts(table)
-        heap = PairHeap(table.pair_counts, vocab)  # 3. a heap with lazy deletion
-
+        heap = PairHeap(table.pair_counts, vocab)
         with progress_bar(progress, num_merges, desc="merges", unit="merge") as bar:
             bar.refresh()  # drawn only now that the block will close it (see progress_bar)
             for _ in range(num_merges):
-                pair = heap.pop_best()
+                pair = heap.pop_best()  # 3. the best pair, from a heap with lazy deletion
                 if pair is None:
                     break  # no pairs left: every word is a single token
                 left, right = vocab[ord(pair[0])], vocab[ord(pair[1])]
                 new_id = len(vocab)
                 vocab[new_id] = left + right
                 merges.append((left, right))
-                helpers.start_merge(pair, chr(new_id), table)
                 _, new_pairs = table.merge(pair, chr(new_id))  # 2. update, don't recount
-                heap.push_new_pairs(helpers.finish_merge(table, new_pairs), vocab[new_id])
+                heap.push_new_pairs(new_pairs, vocab[new_id])
                 bar.update(1)
     return vocab, merges
 
@@ -211,39 +162,6 @@ class PairHeap:
         return None
 
 
-def count_corpus(
-    input_path: PathLike | Iterable[PathLike],
-    vocab_size: int,
-    special_tokens: Sequence[str],
-    pattern: str,
-    num_processes: int | None,
-    progress: bool,
-    errors: str,
-    executor: Executor | None = None,
-) -> tuple[list[str], Counter[str]]:
-    """Check every argument, then count the corpus's pretokens: the part both trainers share.
-
-    Everything that can be wrong with the arguments is reported before a byte is read.
-    """
-    special_tokens = check_special_tokens(special_tokens)
-    merges_to_learn(vocab_size, special_tokens)
-    Splitter(pattern)  # checks the pattern, and spells its classes out once, before workers fork
-    check_num_processes(num_processes)
-    check_errors(errors)
-    check_executor(executor)
-    paths = corpus_paths(input_path)
-    counts = count_file_pretokens(
-        paths,
-        special_tokens,
-        pattern,
-        num_processes=num_processes,
-        progress=progress,
-        errors=errors,
-        executor=executor,
-    )
-    return special_tokens, counts
-
-
 def train_bpe(
     input_path: PathLike | Iterable[PathLike],
     vocab_size: int,
@@ -265,7 +183,8 @@ def train_bpe(
     Counting is a map-reduce, and ``executor`` (any :class:`concurrent.futures.Executor`,
     such as Dask's ``Client.get_executor()``) can run the map instead of a local pool: its
     workers get file names and byte offsets and send back pretoken counts, and the merge
-    loop runs here on the summed counts (see :func:`~bpe_course.chunks.count_file_pretokens`).
+    loop runs here on the summed counts (see
+    :func:`~bpe_course.speed.counting.count_file_pretokens`).
 
     Returns ``(vocab, merges)`` as :func:`train_from_counts` does.
     """

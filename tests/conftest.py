@@ -110,7 +110,7 @@ def small_chunks(monkeypatch: pytest.MonkeyPatch):
     (it picks between ``MIN_CHUNK_BYTES`` and ``CHUNK_BYTES``) and turns off the size below
     which a file is counted without workers.
     """
-    from bpe_course import chunks
+    from bpe_course.speed import counting as chunks
 
     monkeypatch.setattr(chunks, "PARALLEL_THRESHOLD", 0)
 
@@ -123,8 +123,8 @@ def small_chunks(monkeypatch: pytest.MonkeyPatch):
 
 @pytest.fixture
 def pool_spy(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
-    """Record how many worker pools ``bpe_course.chunks`` starts (a list of pool sizes)."""
-    from bpe_course import chunks
+    """Record how many worker pools ``bpe_course.speed.counting`` starts (a list of pool sizes)."""
+    from bpe_course.speed import counting as chunks
 
     started: list[int] = []
     real_get_context = chunks.multiprocessing.get_context
@@ -154,8 +154,8 @@ TRAINED_SPECIALS = ["<|endoftext|>", "<|endoftext|><|endoftext|>", "<pad>"]
 def trained_tokenizer():
     """A small tokenizer (GPT-4 pattern, 500 merges) trained on English prose."""
     from bpe_course import GPT4_PATTERN, Tokenizer, train_from_counts
-    from bpe_course.data import english_prose
-    from bpe_course.pretokenize import count_pretokens
+    from bpe_course.course.data import english_prose
+    from bpe_course.pretokens import count_pretokens
 
     text = english_prose(80_000).replace("\n\n\n", "<|endoftext|>")
     counts = count_pretokens(text, TRAINED_SPECIALS, GPT4_PATTERN)

@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 
 from bpe_course import GPT2_PATTERN, GPT4_PATTERN, Tokenizer
-from bpe_course import folder as folder_module
 from bpe_course.base import check_special_tokens
-from bpe_course.files import read_merges_txt, read_vocab_json, write_vocab_json
-from bpe_course.folder import load_tokenizer_folder, save_tokenizer
+from bpe_course.formats import folder as folder_module
+from bpe_course.formats.folder import load_tokenizer_folder, save_tokenizer
+from bpe_course.formats.gpt2 import read_merges_txt, read_vocab_json, write_vocab_json
 from bpe_course.openai import load_tiktoken_file, read_tiktoken_ranks
 from bpe_course.utf8 import byte_vocab
 
@@ -138,7 +138,7 @@ def test_a_folder_replaced_while_it_is_read_is_read_whole(tmp_path, monkeypatch)
 def test_a_folder_that_is_a_mount_point_is_refused_before_training(tmp_path, monkeypatch):
     """A mount point (a Docker volume, say) cannot be swapped out whole: say so up front,
     not after the training, when the final rename fails with 'Device or resource busy'."""
-    from bpe_course.folder import claim_output_folder
+    from bpe_course.formats.folder import claim_output_folder
 
     (tmp_path / "volume").mkdir()
     real_ismount = folder_module.os.path.ismount
@@ -151,7 +151,7 @@ def test_a_folder_that_is_a_mount_point_is_refused_before_training(tmp_path, mon
 
 
 def test_a_failed_save_names_the_folder(tmp_path, monkeypatch):
-    from bpe_course import files
+    from bpe_course.formats import gpt2 as files
 
     def full(*args, **kwargs):
         raise OSError(28, "No space left on device")
@@ -264,7 +264,7 @@ def test_tiktoken_export_refuses_special_tokens_it_would_match_in_another_order(
 
 
 def test_a_special_token_of_one_byte_is_refused_for_export_with_a_reason():
-    from bpe_course.export import check_exportable
+    from bpe_course.formats.export import check_exportable
 
     with pytest.raises(ValueError, match=r"special token '\[' is the single byte 0x5b"):
         check_exportable(["["], GPT2_PATTERN)
@@ -288,7 +288,8 @@ def test_a_one_byte_special_token_means_the_same_id_to_trainer_and_tokenizer(tmp
 
 
 def test_a_corpus_that_shrinks_while_it_is_read_is_an_error(tmp_path, monkeypatch):
-    from bpe_course import chunks, train_bpe
+    from bpe_course import train_bpe
+    from bpe_course.speed import counting as chunks
 
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("hello world, " * 5000 + SPECIAL + "bye " * 5000, encoding="utf-8")
@@ -309,7 +310,7 @@ def test_a_corpus_that_shrinks_while_it_is_read_is_an_error(tmp_path, monkeypatc
 
 
 def test_course_text_reads_only_the_course_texts():
-    from bpe_course.data import course_text
+    from bpe_course.course.data import course_text
 
     for name in ["../README.md", "/etc/hostname", "", "."]:
         with pytest.raises(FileNotFoundError, match="there are: dog_park.txt"):
@@ -319,11 +320,11 @@ def test_course_text_reads_only_the_course_texts():
 @pytest.mark.parametrize(
     ("call", "error", "message"),
     [
-        (lambda: __import__("bpe_course.data").data.english_prose(-5), ValueError,
+        (lambda: __import__("bpe_course.course.data").course.data.english_prose(-5), ValueError,
          "max_chars must be >= 0, got -5"),  # returned all but the last 5 characters
-        (lambda: __import__("bpe_course.data").data.english_prose(2.5), TypeError,
+        (lambda: __import__("bpe_course.course.data").course.data.english_prose(2.5), TypeError,
          "max_chars must be an int"),
-        (lambda: __import__("bpe_course.data").data.python_source(2.5), TypeError,
+        (lambda: __import__("bpe_course.course.data").course.data.python_source(2.5), TypeError,
          "max_bytes must be an int"),
     ],
     ids=["negative", "float-chars", "float-bytes"],
@@ -334,7 +335,7 @@ def test_corpus_sizes_are_checked(call, error, message):
 
 
 def test_corpus_head_takes_one_path_as_well_as_a_list(tmp_path):
-    from bpe_course.data import corpus_head
+    from bpe_course.course.data import corpus_head
 
     path = tmp_path / "c.txt"
     path.write_text("héllo wörld", encoding="utf-8")

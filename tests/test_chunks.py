@@ -15,20 +15,18 @@ import regex
 from hypothesis import HealthCheck, find, given, settings
 from hypothesis import strategies as st
 
-from bpe_course import chunks
 from bpe_course.base import ENDOFTEXT
-from bpe_course.chunks import (
-    SAFE_CUTS,
-    CutRule,
+from bpe_course.pretokens import GPT2_PATTERN, GPT4_PATTERN, O200K_PATTERN, count_pretokens
+from bpe_course.safety.interrupts import worker_ignores_ctrl_c
+from bpe_course.speed import counting as chunks
+from bpe_course.speed.counting import (
     LongChunkWarning,
     count_chunk,
     count_file_pretokens,
     count_text_pretokens,
-    cut_rules_regex,
     find_chunk_boundaries,
 )
-from bpe_course.interrupts import worker_ignores_ctrl_c
-from bpe_course.pretokenize import GPT2_PATTERN, GPT4_PATTERN, O200K_PATTERN, count_pretokens
+from bpe_course.speed.cuts import SAFE_CUTS, CutRule, cut_rules_regex
 from bpe_course.train import train_bpe
 
 PATTERNS = {"gpt2": GPT2_PATTERN, "gpt4": GPT4_PATTERN, "o200k": O200K_PATTERN}

@@ -18,12 +18,12 @@ from tiktoken.load import load_tiktoken_bpe
 from tokenizers import Tokenizer as HFTokenizer
 
 from bpe_course import GPT4_PATTERN, Tokenizer
-from bpe_course import tokenizer as tokenizer_module
 from bpe_course import train as train_module
+from bpe_course.app.cli import load_tokenizer, main
 from bpe_course.base import ENDOFTEXT
-from bpe_course.cli import load_tokenizer, main
-from bpe_course.data import english_prose
-from bpe_course.folder import OUTPUT_FILES
+from bpe_course.course.data import english_prose
+from bpe_course.formats.folder import OUTPUT_FILES
+from bpe_course.speed import streaming
 
 SAMPLE = "Hello   world, it's 2024!\r\n\tdef f(x): return x**2  # 你好 🙂<|endoftext|>bye\n"
 #: The environment with colour forced on (and NO_COLOR, which would win, removed).
@@ -187,7 +187,7 @@ def test_encode_long_input_streams_in_batches(trained_dir, cli):
 def test_a_warning_is_one_line_that_names_no_line_of_our_code(tmp_path, cli, monkeypatch):
     # One pretoken longer than encode_iterable's warning threshold must wait in memory, and
     # the stream says so. Python's own format named bpe_course/cli.py and printed a line of it.
-    monkeypatch.setattr(tokenizer_module, "HELD_TEXT_WARNING", 100_000)
+    monkeypatch.setattr(streaming, "HELD_TEXT_WARNING", 100_000)
     path = tmp_path / "one-word.txt"
     path.write_text("a" * 300_000 + " end\n", encoding="utf-8")
     code, out, err = cli(["encode", "--count", "--tokenizer", "gpt2", str(path)])
@@ -363,7 +363,7 @@ def test_ctrl_c_during_training_writes_nothing(corpus, tmp_path, cli, monkeypatc
 @pytest.mark.parametrize("existing", [False, True])
 def test_failure_while_writing_leaves_the_folder_as_it_was(error, existing, corpus, tmp_path,
                                                            cli, monkeypatch):
-    from bpe_course import export
+    from bpe_course.formats import export
 
     out = tmp_path / "o"
     if existing:

@@ -21,12 +21,12 @@ from pathlib import Path
 import pytest
 
 from bpe_course.base import ENDOFTEXT
-from bpe_course.data import english_prose
-from bpe_course.folder import OUTPUT_FILES
+from bpe_course.course.data import english_prose
+from bpe_course.formats.folder import OUTPUT_FILES
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="needs POSIX signals")
 
-#: Runs ``bpe-course ARGS`` with ``bpe_course.folder.save_tokenizer_folder`` wrapped so that
+#: Runs ``bpe-course ARGS`` with ``bpe_course.formats.folder.save_tokenizer_folder`` wrapped so that
 #: it prints "saving" and sleeps SLEEP seconds before (BEFORE=1) or while (BEFORE=0) saving;
 #: with NO_TRAINING=1, starting to train prints "training started" and exits with 99; with
 #: PUBLISHING_SLEEP or SUMMARY_SLEEP it prints "publishing" (in the final swap) or "summary"
@@ -34,7 +34,8 @@ pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="needs POSIX sig
 HARNESS = textwrap.dedent(
     """
     import os, sys, time
-    from bpe_course import cli, folder
+    from bpe_course.app import cli
+    from bpe_course.formats import folder
 
     def announce_and_wait(*args, **kwargs):
         print("saving", flush=True)

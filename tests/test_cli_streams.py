@@ -22,8 +22,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bpe_course.data import english_prose
-from bpe_course.folder import OUTPUT_FILES
+from bpe_course.course.data import english_prose
+from bpe_course.formats.folder import OUTPUT_FILES
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="needs POSIX file descriptors")
 
@@ -284,8 +284,8 @@ def test_generated_special_tokens_train_or_get_one_line(specials, pattern, tmp_p
     import contextlib
     import io
 
-    from bpe_course.cli import main
-    from bpe_course.folder import load_tokenizer_folder
+    from bpe_course.app.cli import main
+    from bpe_course.formats.folder import load_tokenizer_folder
 
     work = tmp_path_factory.mktemp("fuzz")
     corpus = work / "c.txt"

@@ -6,8 +6,8 @@ import functools
 
 import pytest
 
-from bpe_course import data
-from bpe_course.data import (
+from bpe_course.course import data
+from bpe_course.course.data import (
     ENDOFTEXT,
     course_text,
     course_text_path,

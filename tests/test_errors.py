@@ -20,11 +20,16 @@ from bpe_course import (
     train_from_counts_naive,
 )
 from bpe_course.base import ENDOFTEXT, check_special_tokens
-from bpe_course.chunks import count_file_pretokens
-from bpe_course.files import read_merges_txt, read_vocab_json, str_to_token, write_vocab_json
+from bpe_course.formats.gpt2 import (
+    read_merges_txt,
+    read_vocab_json,
+    str_to_token,
+    write_vocab_json,
+)
+from bpe_course.formats.ranks import merges_from_ranks
 from bpe_course.openai import check_sha256, load_tiktoken_file, openai_file, read_tiktoken_ranks
-from bpe_course.pretokenize import GPT2_PATTERN, compile_pattern
-from bpe_course.ranks import merges_from_ranks
+from bpe_course.pretokens import GPT2_PATTERN, compile_pattern
+from bpe_course.speed.counting import count_file_pretokens
 from bpe_course.utf8 import InvalidUtf8Error, byte_vocab
 
 TRAINERS = [train_bpe, train_bpe_naive]
@@ -99,7 +104,7 @@ def test_errors_replace_reads_invalid_bytes_as_replacement_characters(tmp_path, 
 
 
 def test_invalid_utf8_in_a_worker_reports_the_absolute_offset(tmp_path, monkeypatch, pool_spy):
-    from bpe_course import chunks
+    from bpe_course.speed import counting as chunks
 
     monkeypatch.setattr(chunks, "PARALLEL_THRESHOLD", 0)
     good = "line one.\nline two!\n" * 200  # 4000 bytes with many safe newlines
@@ -508,7 +513,7 @@ def test_a_rank_file_loads_without_special_tokens(tmp_path):
 
 
 def test_config_json_written_by_notepad_loads(tmp_path):
-    from bpe_course.folder import load_tokenizer_folder, save_tokenizer
+    from bpe_course.formats.folder import load_tokenizer_folder, save_tokenizer
 
     save_tokenizer(Tokenizer(byte_vocab(), [], ["<s>"]), str(tmp_path / "t"))
     config = tmp_path / "t" / "config.json"

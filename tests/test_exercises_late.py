@@ -25,8 +25,8 @@ from test_exercises_early import (
 )
 
 from bpe_course import GPT2_PATTERN, merge, pretokenize, split_on_special_tokens
-from bpe_course.data import python_source
-from bpe_course.files import bytes_to_unicode
+from bpe_course.course.data import python_source
+from bpe_course.formats.gpt2 import bytes_to_unicode
 from bpe_course.train import descending_key
 
 EOT = "<|endoftext|>"

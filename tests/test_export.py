@@ -16,10 +16,10 @@ from tokenizers import Regex, decoders, models, pre_tokenizers
 from tokenizers import Tokenizer as HFTokenizer
 
 from bpe_course import GPT2_PATTERN, GPT4_PATTERN, O200K_PATTERN, Tokenizer, pretokenize
-from bpe_course.data import english_prose, python_source
-from bpe_course.export import GPT4_ONIG_PATTERN, O200K_ONIG_PATTERN, hf_json, onig_pattern
+from bpe_course.course.data import english_prose, python_source
+from bpe_course.formats.export import GPT4_ONIG_PATTERN, O200K_ONIG_PATTERN, hf_json, onig_pattern
 from bpe_course.openai import load_tiktoken_file
-from bpe_course.pretokenize import count_pretokens
+from bpe_course.pretokens import count_pretokens
 from bpe_course.train import train_from_counts
 from bpe_course.utf8 import byte_vocab
 

@@ -17,10 +17,16 @@ import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bpe_course import fastsplit
-from bpe_course.chunks import count_text_pretokens
-from bpe_course.fastsplit import Splitter, bmp_members, bmp_translation, fast_engine, holds_astral
-from bpe_course.pretokenize import NAMED_PATTERNS, count_pretokens
+from bpe_course.pretokens import NAMED_PATTERNS, count_pretokens
+from bpe_course.speed import fastsplit
+from bpe_course.speed.counting import count_text_pretokens
+from bpe_course.speed.fastsplit import (
+    Splitter,
+    bmp_members,
+    bmp_translation,
+    fast_engine,
+    holds_astral,
+)
 
 PATTERNS = sorted(NAMED_PATTERNS.items())
 CONTEXT = "{c}a{c} {c}1'{c}'{c}{c}\n{c}{c}  {c}\r\nA{c}b{c}\t'S{c}"
@@ -131,7 +137,7 @@ def test_members_are_ranges_of_the_bmp():
 
 
 def test_a_translation_that_splits_differently_is_not_used(monkeypatch):
-    import bpe_course.fastsplit as fastsplit
+    import bpe_course.speed.fastsplit as fastsplit
 
     fast_engine.cache_clear()
     monkeypatch.setattr(fastsplit, "bmp_translation", lambda pattern: (r"\w", []))

@@ -11,10 +11,9 @@ from hypothesis import strategies as st
 from strategies import ENDOFTEXT, special_text
 
 from bpe_course import Tokenizer, train_bpe
-from bpe_course import files as files_module
-from bpe_course.data import english_prose
-from bpe_course.files import (
-    atomic_write,
+from bpe_course.course.data import english_prose
+from bpe_course.formats import gpt2 as files_module
+from bpe_course.formats.gpt2 import (
     bytes_to_unicode,
     read_merges_txt,
     read_vocab_json,
@@ -25,6 +24,7 @@ from bpe_course.files import (
     write_vocab_json,
 )
 from bpe_course.openai import openai_file
+from bpe_course.safety.files import atomic_write
 
 
 def test_bytes_to_unicode_is_a_bijection_onto_printable_characters():
@@ -204,7 +204,7 @@ def test_atomic_write_replaces_only_on_success(tmp_path):
 
 @pytest.mark.parametrize("can_exchange", [True, False])
 def test_publish_folder_replaces_the_whole_folder(tmp_path, monkeypatch, can_exchange):
-    from bpe_course import files
+    from bpe_course.safety import files
 
     if not can_exchange:  # a system without renameat2: move aside, then move in
         monkeypatch.setattr(files, "exchange_paths", lambda first, second: False)
@@ -220,7 +220,7 @@ def test_publish_folder_replaces_the_whole_folder(tmp_path, monkeypatch, can_exc
 
 
 def test_publish_folder_into_a_new_place(tmp_path):
-    from bpe_course.files import publish_folder
+    from bpe_course.safety.files import publish_folder
 
     staging = tmp_path / "staging"
     staging.mkdir()

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from bpe_course.interrupts import Interrupted, stop_signals_deferred, stop_signals_raise
+from bpe_course.safety.interrupts import Interrupted, stop_signals_deferred, stop_signals_raise
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="needs POSIX signals")
 

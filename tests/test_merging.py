@@ -18,19 +18,19 @@ import tiktoken
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bpe_course import merging
-from bpe_course import ranks as ranks_module
-from bpe_course.merging import (
+from bpe_course.formats import ranks as ranks_module
+from bpe_course.formats.ranks import merges_from_ranks
+from bpe_course.naive import encode_naive
+from bpe_course.openai import load_tiktoken_file
+from bpe_course.pretokens import GPT2_PATTERN
+from bpe_course.speed import merging
+from bpe_course.speed.merging import (
     SHORT_PIECE,
     apply_merges,
     merge_long,
     merge_short,
     reachable_tokens,
 )
-from bpe_course.naive import encode_naive
-from bpe_course.openai import load_tiktoken_file
-from bpe_course.pretokenize import GPT2_PATTERN
-from bpe_course.ranks import merges_from_ranks
 from bpe_course.utf8 import byte_vocab
 
 ALPHABET = b"abc"

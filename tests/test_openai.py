@@ -11,7 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from strategies import ENDOFTEXT, assigned_char, tiktoken_text
 
-from bpe_course.data import english_prose, python_source
+from bpe_course.course.data import english_prose, python_source
+from bpe_course.formats.ranks import merges_from_ranks
 from bpe_course.openai import (
     CL100K_SPECIAL_TOKENS,
     GPT2_SPECIAL_TOKENS,
@@ -23,8 +24,7 @@ from bpe_course.openai import (
     sha256_of,
     tiktoken_encoding,
 )
-from bpe_course.pretokenize import GPT4_PATTERN, O200K_PATTERN, pretokenize
-from bpe_course.ranks import merges_from_ranks
+from bpe_course.pretokens import GPT4_PATTERN, O200K_PATTERN, pretokenize
 
 #: Strings chosen to sit on the edges of the split patterns and the merge tables.
 HAND_PICKED = [

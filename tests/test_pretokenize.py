@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from strategies import ENDOFTEXT, any_text, special_text
 
 from bpe_course.base import check_special_tokens
-from bpe_course.pretokenize import (
+from bpe_course.pretokens import (
     GPT2_PATTERN,
     GPT4_PATTERN,
     NAMED_PATTERNS,

@@ -15,9 +15,8 @@ from hypothesis import strategies as st
 from strategies import ENDOFTEXT, raw_text, split_points, tiktoken_text
 from test_openai import HAND_PICKED
 
-from bpe_course import batches
-from bpe_course import tokenizer as tokenizer_module
-from bpe_course.tokenizer import SPECIAL_POLICIES, DisallowedSpecialError
+from bpe_course.safety.specials import SPECIAL_POLICIES, DisallowedSpecialError
+from bpe_course.speed import batches, streaming
 
 ENCODINGS = ["gpt2", "cl100k_base", "o200k_base"]
 
@@ -235,7 +234,7 @@ def test_text_with_surrogates_and_control_characters_matches_tiktoken(
     ids = theirs.encode(text, allowed_special="all")
     chunks = data.draw(split_points(text))  # pairs cut in two, too
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(tokenizer_module, "STREAM_BUFFER", buffer)
+        patch.setattr(streaming, "STREAM_BUFFER", buffer)
         assert list(ours.encode_iterable(chunks)) == ids
         refused = outcome(theirs.encode, text, allowed_special=set())
         stream = ours.encode_iterable(chunks, allowed_special=set())

@@ -22,11 +22,12 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 from strategies import ENDOFTEXT, any_text, nasty_text, special_text, split_points
 
-from bpe_course import GPT2_PATTERN, Tokenizer, batches
+from bpe_course import GPT2_PATTERN, Tokenizer
 from bpe_course import tokenizer as tokenizer_module
-from bpe_course.data import english_prose, python_source
-from bpe_course.pretokenize import pretokenize
-from bpe_course.tokenizer import SPECIAL_POLICIES, DisallowedSpecialError
+from bpe_course.course.data import english_prose, python_source
+from bpe_course.pretokens import pretokenize
+from bpe_course.safety.specials import SPECIAL_POLICIES, DisallowedSpecialError
+from bpe_course.speed import batches, piececache, streaming
 from bpe_course.utf8 import byte_vocab
 
 #: The tokenizers of the ``tokenizers`` fixture: one trained here and OpenAI's three.
@@ -110,7 +111,7 @@ def test_the_lower_id_wins_when_two_ids_share_bytes():
 def test_bounded_cache_gives_the_same_ids(trained_tokenizer, monkeypatch):
     text = english_prose(20_000)
     expected = trained_tokenizer.encode(text)
-    monkeypatch.setattr(tokenizer_module, "CACHE_SIZE", 3)
+    monkeypatch.setattr(piececache, "CACHE_SIZE", 3)
     special_tokens = list(trained_tokenizer.special_tokens)
     fresh = Tokenizer(
         trained_tokenizer.vocab, trained_tokenizer.merges, special_tokens, trained_tokenizer.pattern
@@ -120,7 +121,7 @@ def test_bounded_cache_gives_the_same_ids(trained_tokenizer, monkeypatch):
 
 
 def test_cache_forgets_the_older_half_when_full(monkeypatch):
-    monkeypatch.setattr(tokenizer_module, "CACHE_SIZE", 4)
+    monkeypatch.setattr(piececache, "CACHE_SIZE", 4)
     tokenizer = tokenizer_with([(b"a", b"b")])
     tokenizer.encode(" ab cd ef gh")
     tokenizer.encode(" ij")
@@ -135,14 +136,14 @@ def test_the_cache_holds_5_mb_of_python_source(trained_tokenizer):
     text = python_source(5_000_000)
     tokenizer.encode(text)
     pieces = tokenizer._pieces
-    longest = tokenizer_module.CACHE_LONGEST
+    longest = piececache.CACHE_LONGEST
     distinct = {piece for piece in pretokenize(text, tokenizer.pattern) if len(piece) <= longest}
     assert len(pieces) == len(pieces.order) == len(distinct)
 
 
 def test_long_pretokens_are_not_remembered():
     tokenizer = tokenizer_with([(b"-", b"-")])
-    ruler = "-" * (tokenizer_module.CACHE_LONGEST + 1)
+    ruler = "-" * (piececache.CACHE_LONGEST + 1)
     assert tokenizer.encode(ruler) == [256] * (len(ruler) // 2) + [ord("-")]
     assert ruler not in tokenizer._pieces
     assert tokenizer.encode(ruler[1:]) == [256] * (len(ruler) // 2)
@@ -153,7 +154,7 @@ def test_threads_sharing_a_tokenizer_while_the_cache_forgets(trained_tokenizer, 
     # Two threads can both find the cache full and forget the same old pretokens; the
     # second must not fail on a pretoken the first already removed, and the table must
     # stay bounded.
-    monkeypatch.setattr(tokenizer_module, "CACHE_SIZE", 8)
+    monkeypatch.setattr(piececache, "CACHE_SIZE", 8)
     interval = sys.getswitchinterval()
     sys.setswitchinterval(1e-6)  # switch threads as often as possible
     try:
@@ -189,7 +190,7 @@ def test_forgetting_stops_when_another_thread_forgot_the_rest(monkeypatch):
             self.clear()
             return oldest
 
-    monkeypatch.setattr(tokenizer_module, "CACHE_SIZE", 4)
+    monkeypatch.setattr(piececache, "CACHE_SIZE", 4)
     tokenizer = tokenizer_with([(b"a", b"b")])
     tokenizer.encode(" ab cd ef gh")
     tokenizer._pieces.order = RacingDeque(tokenizer._pieces.order)
@@ -333,11 +334,13 @@ def test_encode_iterable_does_not_rescan_a_long_run_for_every_chunk(monkeypatch)
     # The stream waits until its buffer has doubled before looking again, so the number
     # of scans grows with the logarithm of the run, not with the number of chunks.
     tokenizer = tokenizer_with([(b"\n", b"\n")])
-    monkeypatch.setattr(tokenizer_module, "STREAM_BUFFER", 1000)
+    monkeypatch.setattr(streaming, "STREAM_BUFFER", 1000)
     scans = []
-    real = tokenizer._encode_stable_prefix
+    real = streaming.StreamEncoder.stable_prefix
     monkeypatch.setattr(
-        tokenizer, "_encode_stable_prefix", lambda text: scans.append(len(text)) or real(text)
+        streaming.StreamEncoder,
+        "stable_prefix",
+        lambda stream, text: scans.append(len(text)) or real(stream, text),
     )
     chunks = ["\n" * 100] * 1000
     assert list(tokenizer.encode_iterable(chunks)) == [256] * 50_000
@@ -515,7 +518,7 @@ def test_encode_iterable_matches_encode(tokenizers, data, text, buffer, name):
     tokenizer = tokenizers[name]
     chunks = data.draw(split_points(text))
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(tokenizer_module, "STREAM_BUFFER", buffer)
+        patch.setattr(streaming, "STREAM_BUFFER", buffer)
         assert list(tokenizer.encode_iterable(chunks)) == tokenizer.encode(text)
 
 
@@ -524,7 +527,7 @@ def test_encode_iterable_one_character_at_a_time(tokenizers, text, name):
     # Buffer 1: the stream is looked at after every single character, the harshest case.
     tokenizer = tokenizers[name]
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(tokenizer_module, "STREAM_BUFFER", 1)
+        patch.setattr(streaming, "STREAM_BUFFER", 1)
         assert list(tokenizer.encode_iterable(list(text))) == tokenizer.encode(text)
 
 
@@ -534,7 +537,7 @@ def test_encode_iterable_waits_for_the_longest_special_token(
 ):
     # After one <|endoftext|> the stream cannot know yet whether a second one follows,
     # which would make the doubled special token.
-    monkeypatch.setattr(tokenizer_module, "STREAM_BUFFER", buffer)
+    monkeypatch.setattr(streaming, "STREAM_BUFFER", buffer)
     text = f"a{ENDOFTEXT * 3}b{ENDOFTEXT}"
     expected = trained_tokenizer.encode(text)
     assert expected[1:3] == [
@@ -550,13 +553,13 @@ def test_encode_iterable_on_long_prose(trained_tokenizer, data, buffer):
     text = english_prose()[:3000] + " " * 40 + ENDOFTEXT * 3 + "\n" * 30 + "end  "
     chunks = data.draw(split_points(text))
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(tokenizer_module, "STREAM_BUFFER", buffer)
+        patch.setattr(streaming, "STREAM_BUFFER", buffer)
         assert list(trained_tokenizer.encode_iterable(chunks)) == trained_tokenizer.encode(text)
 
 
 @pytest.mark.parametrize("buffer", [1, 7, 64, 1 << 16])
 def test_encode_iterable_reads_a_text_file_line_by_line(trained_tokenizer, monkeypatch, buffer):
-    monkeypatch.setattr(tokenizer_module, "STREAM_BUFFER", buffer)
+    monkeypatch.setattr(streaming, "STREAM_BUFFER", buffer)
     text = english_prose(30_000) + ENDOFTEXT + "\n\n  last line   \n"
     stream = io.StringIO(text)
     assert list(trained_tokenizer.encode_iterable(stream)) == trained_tokenizer.encode(text)
@@ -564,7 +567,7 @@ def test_encode_iterable_reads_a_text_file_line_by_line(trained_tokenizer, monke
 
 def test_encode_iterable_is_lazy(trained_tokenizer, monkeypatch):
     # The first ids come out before the stream has been read to its end.
-    monkeypatch.setattr(tokenizer_module, "STREAM_BUFFER", 100)
+    monkeypatch.setattr(streaming, "STREAM_BUFFER", 100)
 
     def endless():
         while True:
@@ -580,10 +583,10 @@ def test_encode_iterable_matches_encode_under_a_pattern_that_looks_far_ahead(mon
     # used to treat every piece that ended 16 characters before the end of what it had read
     # as final, so under this pattern it could cut between an "ab" and its X and give other
     # ids than encode. Only GPT-2's, GPT-4's and o200k's patterns have proven places to cut
-    # (bpe_course.chunks); under any other, the stream holds its text until a special token.
+    # (bpe_course.speed.cuts); under any other, the stream holds its text until a special token.
     pattern = r"[a-z]+(?=[^X]{31}X)|[a-z]|\s|X"
     tokenizer = Tokenizer(byte_vocab() | {256: b"ab"}, [(b"a", b"b")], [ENDOFTEXT], pattern)
-    monkeypatch.setattr(tokenizer_module, "STREAM_BUFFER", 500)
+    monkeypatch.setattr(streaming, "STREAM_BUFFER", 500)
     body = ("ab " * 33 + "X") * 30
     for pad in range(0, 100, 3):
         text = "c" * pad + body + ENDOFTEXT + body
@@ -594,17 +597,17 @@ def test_encode_iterable_matches_encode_under_a_pattern_that_looks_far_ahead(mon
 def test_encode_iterable_says_when_it_must_hold_a_long_stretch(monkeypatch):
     # With no safe place to cut, the text is held in memory until a special token or the
     # end: right, but not the flat memory a stream promises, so it says so, once.
-    monkeypatch.setattr(tokenizer_module, "HELD_TEXT_WARNING", 1000)
-    monkeypatch.setattr(tokenizer_module, "STREAM_BUFFER", 100)
+    monkeypatch.setattr(streaming, "HELD_TEXT_WARNING", 1000)
+    monkeypatch.setattr(streaming, "STREAM_BUFFER", 100)
     custom = Tokenizer(byte_vocab(), [], [ENDOFTEXT], r"\w+|\W")
     text = "word " * 1000
-    with pytest.warns(tokenizer_module.HeldTextWarning, match="no proven place to cut") as seen:
+    with pytest.warns(streaming.HeldTextWarning, match="no proven place to cut") as seen:
         assert list(custom.encode_iterable([text[i : i + 50] for i in range(0, 5000, 50)])) == (
             custom.encode(text)
         )
     assert len(seen) == 1
     gpt2 = Tokenizer(byte_vocab(), [], [ENDOFTEXT], GPT2_PATTERN)
-    with pytest.warns(tokenizer_module.HeldTextWarning, match="could join any two neighbours"):
+    with pytest.warns(streaming.HeldTextWarning, match="could join any two neighbours"):
         list(gpt2.encode_iterable(["x" * 100] * 30 + [" end"]))  # one word, 3,000 letters long
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -616,11 +619,11 @@ def test_encode_iterable_warns_whenever_it_held_more_than_the_threshold(monkeypa
     # The stream looks for a cut when its buffer has doubled, so it looked at 1,600 held
     # characters and next at 3,200: a word of 3,000 letters (4.5M from the command line, with
     # the real sizes) was held whole without a word when the threshold fell between the two.
-    monkeypatch.setattr(tokenizer_module, "HELD_TEXT_WARNING", threshold)
-    monkeypatch.setattr(tokenizer_module, "STREAM_BUFFER", 100)
+    monkeypatch.setattr(streaming, "HELD_TEXT_WARNING", threshold)
+    monkeypatch.setattr(streaming, "STREAM_BUFFER", 100)
     gpt2 = Tokenizer(byte_vocab(), [], [ENDOFTEXT], GPT2_PATTERN)
     chunks = ["x" * 100] * 30 + [" end"]
-    with pytest.warns(tokenizer_module.HeldTextWarning, match="could join any two") as seen:
+    with pytest.warns(streaming.HeldTextWarning, match="could join any two") as seen:
         assert list(gpt2.encode_iterable(chunks)) == gpt2.encode("".join(chunks))
     assert len(seen) == 1
     with warnings.catch_warnings():  # as long a stream of short words holds little: quiet
@@ -676,7 +679,8 @@ def test_cuts_in_awkward_places_give_the_same_ids(
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(tokenizer_module, "ENCODE_SPAN", span)
         patch.setattr(tokenizer_module, "CUT_REACH", reach)
-        patch.setattr(tokenizer_module, "STREAM_BUFFER", buffer)
+        patch.setattr(streaming, "CUT_REACH", reach)
+        patch.setattr(streaming, "STREAM_BUFFER", buffer)
         assert tokenizer.encode(text) == expected
         assert list(tokenizer.encode_iterable(chunks)) == expected
         plain = tokenizer.encode_naive(text, allowed_special=(), disallowed_special=())
@@ -706,7 +710,7 @@ def test_encode_iterable_of_nothing(trained_tokenizer):
 def test_gpt2_pattern_tokenizer_streams_too(text):
     tokenizer = Tokenizer(byte_vocab(), [], [ENDOFTEXT], GPT2_PATTERN)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(tokenizer_module, "STREAM_BUFFER", 3)
+        patch.setattr(streaming, "STREAM_BUFFER", 3)
         assert list(tokenizer.encode_iterable(list(text))) == tokenizer.encode(text)
 
 
@@ -736,7 +740,7 @@ def test_lone_surrogates_are_encoded_as_the_replacement_character():
 def test_encode_iterable_joins_a_surrogate_pair_cut_between_chunks(
     trained_tokenizer, monkeypatch, buffer
 ):
-    monkeypatch.setattr(tokenizer_module, "STREAM_BUFFER", buffer)
+    monkeypatch.setattr(streaming, "STREAM_BUFFER", buffer)
     chunks = ["a \ud83d", "\ude00 b\udc00", "\ud83d", "", "\ud83d", "\ude00", "\ud800"]
     expected = trained_tokenizer.encode("a 😀 b\ufffd\ufffd😀\ufffd")
     assert list(trained_tokenizer.encode_iterable(chunks)) == expected
@@ -777,7 +781,7 @@ def test_encode_iterable_follows_the_special_token_policy(
     chunks = data.draw(split_points(text))
     expected = encode_or_error(lambda: trained_tokenizer.encode(text, **policy))
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(tokenizer_module, "STREAM_BUFFER", buffer)
+        patch.setattr(streaming, "STREAM_BUFFER", buffer)
         streamed = encode_or_error(
             lambda: list(trained_tokenizer.encode_iterable(chunks, **policy))
         )
@@ -854,7 +858,8 @@ def test_even_slices_cover_every_text_once():
 BATCH_CHILD = """
 import signal, sys
 signal.signal(signal.SIGINT, signal.default_int_handler)  # a background job starts ignoring it
-from bpe_course import Tokenizer, batches
+from bpe_course import Tokenizer
+from bpe_course.speed import batches, piececache, streaming
 from bpe_course.utf8 import byte_vocab
 batches.BATCH_PARALLEL_CHARS = 0
 texts = ["the quick brown fox jumps over the lazy dog " * 200] * 4000

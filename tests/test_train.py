@@ -24,18 +24,17 @@ from bpe_course import (
     GPT2_PATTERN,
     GPT4_PATTERN,
     O200K_PATTERN,
-    sharing,
     train_bpe,
     train_bpe_naive,
     train_from_counts,
     train_from_counts_naive,
 )
-from bpe_course import train as train_module
-from bpe_course.chunks import count_file_pretokens, find_chunk_boundaries
-from bpe_course.files import unicode_to_bytes
-from bpe_course.pretokenize import count_pretokens
-from bpe_course.sharing import MergeHelpers
-from bpe_course.wordtable import MAX_TOKEN_IDS, WordTable, pairs_changed_by
+from bpe_course.formats.gpt2 import unicode_to_bytes
+from bpe_course.pretokens import count_pretokens
+from bpe_course.speed import sharing
+from bpe_course.speed.counting import count_file_pretokens, find_chunk_boundaries
+from bpe_course.speed.sharing import MergeHelpers
+from bpe_course.speed.wordtable import MAX_TOKEN_IDS, WordTable, pairs_changed_by
 
 # CS336's reference -----------------------------------------------------------------------
 
@@ -210,7 +209,7 @@ def test_a_single_run_merges_into_powers_of_two():
 def share_with_helpers(patch: pytest.MonkeyPatch, merges: int | None) -> list[int]:
     """Share every table; keep the helpers for ``merges`` merges (``None``: as long as they
     pay, as in training). Returns a list that gets an item per merge the helpers share."""
-    patch.setattr(train_module, "SHARE_WORDS", 1)
+    patch.setattr(sharing, "SHARE_WORDS", 1)
     patch.setattr(sharing, "HAND_OVER_PAIRS", 3)  # several messages for a few words
     patch.setattr(os, "cpu_count", lambda: 3)
     shared: list[int] = []
@@ -310,14 +309,15 @@ def test_a_hand_over_leaves_the_table_one_process_would_have(counts, shared_merg
 KILLED_MID_MERGE = """
 import os, signal
 import bpe_course.train as train
-train.SHARE_WORDS = 1
-train.MergeHelpers.worth_keeping = lambda helpers: True
+import bpe_course.speed.sharing as sharing
+sharing.SHARE_WORDS = 1
+sharing.MergeHelpers.worth_keeping = lambda helpers: True
 
 def killed(helpers, table, new_pairs):  # this process dies at the first shared merge
     print(*[process.pid for process in helpers.processes], flush=True)
     os.kill(os.getpid(), signal.SIGKILL)
 
-train.MergeHelpers.finish_merge = killed
+sharing.MergeHelpers.finish_merge = killed
 train.train_from_counts({f"w{i}x": 1 for i in range(50)}, 300, num_processes=2)
 """
 
@@ -365,14 +365,14 @@ def test_training_in_a_pool_worker_starts_no_helpers(monkeypatch):
 
 def test_a_helper_process_that_dies_is_reported(monkeypatch):
     share_with_helpers(monkeypatch, 10**6)
-    parent, merge = os.getpid(), train_module.WordTable.merge
+    parent, merge = os.getpid(), WordTable.merge
 
     def dies_in_a_helper(table, pair, new_token):
         if os.getpid() != parent:
             os._exit(3)  # as if the system had killed it, say for memory
         return merge(table, pair, new_token)
 
-    monkeypatch.setattr(train_module.WordTable, "merge", dies_in_a_helper)
+    monkeypatch.setattr(WordTable, "merge", dies_in_a_helper)
     with pytest.raises(RuntimeError, match="helper process of the merge loop stopped"):
         train_from_counts({"low": 5, "lower": 2, "newest": 6}, 300, num_processes=2)
 
@@ -457,7 +457,7 @@ def corpora(draw) -> tuple[list[str], str]:
 
 
 # Chunks of a few bytes often find no safe cut in a stretch twice as long: expected here.
-@pytest.mark.filterwarnings("ignore::bpe_course.chunks.LongChunkWarning")
+@pytest.mark.filterwarnings("ignore::bpe_course.speed.counting.LongChunkWarning")
 @given(
     corpus=corpora(),
     pattern=st.sampled_from([GPT2_PATTERN, GPT4_PATTERN, O200K_PATTERN]),

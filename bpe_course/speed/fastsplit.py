@@ -30,7 +30,7 @@ from functools import lru_cache
 
 import regex
 
-from .pretokenize import compile_pattern
+from ..pretokens import compile_pattern
 
 #: Runs of characters above U+FFFF: the only ones a translated class can get wrong.
 _ASTRAL_RUN = re.compile("[\U00010000-\U0010ffff]+")
@@ -212,7 +212,7 @@ class Splitter:
 
     Use it wherever a compiled pattern would go; ``exact`` is the ``regex`` original.
 
-    >>> from bpe_course.pretokenize import GPT2_PATTERN
+    >>> from bpe_course.pretokens import GPT2_PATTERN
     >>> Splitter(GPT2_PATTERN).findall("Hi, you're 42! 😀 𝐀")
     ['Hi', ',', ' you', "'re", ' 42', '!', ' 😀', ' 𝐀']
     """

@@ -4,7 +4,7 @@ One trained tokenizer is several files: GPT-2's ``vocab.json`` and ``merges.txt`
 Face's ``tokenizer.json``, tiktoken's ``tokenizer.tiktoken``, and ``config.json`` with what
 the others leave out (the split pattern and the special tokens). They only make sense
 together, so they are saved together: written into a hidden staging folder, then swapped
-in whole (:func:`bpe_course.files.publish_folder`). Three rules protect what the user has:
+in whole (:func:`bpe_course.safety.files.publish_folder`). Three rules protect what the user has:
 
 - A folder that is not one of ours and is not empty is never replaced without ``force``.
 - A reader sees the old tokenizer or the new one, never a mix of files from both.
@@ -27,11 +27,11 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .base import check_special_tokens
-from .files import publish_folder
-from .interrupts import stop_signals_deferred
-from .pretokenize import NAMED_PATTERNS, compile_pattern
-from .tokenizer import Tokenizer
+from ..base import check_special_tokens
+from ..pretokens import NAMED_PATTERNS, compile_pattern
+from ..safety.files import publish_folder
+from ..safety.interrupts import stop_signals_deferred
+from ..tokenizer import Tokenizer
 
 #: The files a tokenizer folder holds.
 OUTPUT_FILES = ("vocab.json", "merges.txt", "tokenizer.json", "tokenizer.tiktoken", "config.json")

@@ -52,9 +52,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from .base import BPETables, first_difference
-from .files import atomic_write, token_to_str, unicode_to_bytes
-from .pretokenize import GPT4_PATTERN, O200K_PATTERN
+from ..base import BPETables, first_difference
+from ..pretokens import GPT4_PATTERN, O200K_PATTERN
+from ..safety.files import atomic_write
+from .gpt2 import token_to_str, unicode_to_bytes
 from .ranks import merges_from_ranks
 
 #: GPT-4's split pattern spelled for Oniguruma: ``\p{N}{1,3}`` instead of ``\p{N}{1,3}+``.
@@ -356,6 +357,31 @@ def check_exportable(special_tokens: Iterable[str], pattern: str) -> None:
     stand_in = _StandIn(vocab, [], specials, pattern)
     hf_json(stand_in)
     tiktoken_ranks(stand_in)
+
+
+class ExportMethods:
+    """The exports as methods of a tokenizer (``tokenizer.save_hf(path)``): the tokenizer
+    class inherits them, so its own file holds only what it does itself."""
+
+    def save_hf(self: BPETables, path: str | os.PathLike[str]) -> None:
+        """Write a Hugging Face ``tokenizer.json`` that encodes exactly as this tokenizer."""
+        save_hf(self, path)
+
+    def to_hf(self: BPETables):
+        """This tokenizer as a live ``tokenizers.Tokenizer`` (same ids)."""
+        return to_hf(self)
+
+    def to_tiktoken_params(self: BPETables, name: str) -> dict:
+        """Keyword arguments for ``tiktoken.Encoding(**params)`` with the same ids."""
+        return to_tiktoken_params(self, name)
+
+    def to_tiktoken(self: BPETables, name: str):
+        """This tokenizer as a live ``tiktoken.Encoding`` (same ids)."""
+        return to_tiktoken(self, name)
+
+    def save_tiktoken(self: BPETables, path: str | os.PathLike[str]) -> None:
+        """Write a ``.tiktoken`` rank file (special tokens and pattern are not in it)."""
+        save_tiktoken(self, path)
 
 
 @dataclass

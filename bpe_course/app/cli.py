@@ -27,12 +27,16 @@ from collections.abc import Callable, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from . import base, export, folder, openai, utf8
-from .data import corpus_head
-from .interrupts import Interrupted, ignore_stop_signals, stop_signals_raise
-from .pretokenize import NAMED_PATTERNS
-from .tokenizer import SPECIAL_POLICIES, DisallowedSpecialError, Tokenizer
-from .viz import ansi_tokens, bytes_per_token
+from .. import base, openai, utf8
+from ..course.data import corpus_head
+from ..course.viz import ansi_tokens, bytes_per_token
+from ..formats import export, folder
+from ..pretokens import NAMED_PATTERNS
+from ..safety.interrupts import Interrupted, ignore_stop_signals, stop_signals_raise
+from ..safety.specials import SPECIAL_POLICIES, DisallowedSpecialError
+from ..speed import counting, workers
+from ..tokenizer import Tokenizer
+from . import terminal
 
 PROG = "bpe-course"
 
@@ -51,7 +55,7 @@ class Parser(argparse.ArgumentParser):
     """argparse, whose usage errors may quote arguments that are not valid UTF-8."""
 
     def _print_message(self, message: str, file=None) -> None:
-        super()._print_message(utf8.printable(message), file)
+        super()._print_message(terminal.printable(message), file)
 
 
 def checked(label: str, check: Callable[..., Any], *args: object) -> Any:
@@ -101,15 +105,15 @@ def load_tokenizer(spec: str) -> Tokenizer:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    from .train import train_bpe
+    from ..train import train_bpe
 
     # Everything that can be checked is checked before the corpus is read.
     pattern = NAMED_PATTERNS[args.pattern]
-    typed = [utf8.argument_text(token) for token in args.special_tokens]  # UTF-8 in any locale
+    typed = [terminal.argument_text(token) for token in args.special_tokens]  # UTF-8 in any locale
     specials = checked("--special-tokens: ", base.check_special_tokens, typed)
     wanted = checked("--vocab-size: ", base.merges_to_learn, args.vocab_size, specials)
-    checked("", base.corpus_paths, args.corpus)
-    checked("--processes: ", base.check_num_processes, args.processes)
+    checked("", counting.corpus_paths, args.corpus)
+    checked("--processes: ", workers.check_num_processes, args.processes)
     checked("--special-tokens: ", export.check_exportable, specials, pattern)
     args.claim = checked(f"--out {args.out!r}: ", folder.claim_output_folder, args.out, args.force,
                          args.corpus)
@@ -127,9 +131,9 @@ def cmd_train(args: argparse.Namespace) -> int:
     short = "" if len(merges) == wanted else f" (asked for {wanted}: the corpus ran out of pairs)"
     sampled = sum(os.path.getsize(path) for path in args.corpus) > SUMMARY_SAMPLE_BYTES
     which = "the corpus's first 1 MB" if sampled else "the corpus"
-    utf8.write_utf8(sys.stdout, f"learned {len(merges)} merges{short} in {seconds:.1f} s; "
+    terminal.write_utf8(sys.stdout, f"learned {len(merges)} merges{short} in {seconds:.1f} s; "
                f"vocab size {len(vocab)}\nbytes per token on {which}: {ratio:.2f}\n"
-               f"wrote {', '.join(folder.OUTPUT_FILES)} to {utf8.printable(args.out)}\n")
+               f"wrote {', '.join(folder.OUTPUT_FILES)} to {terminal.printable(args.out)}\n")
     return 0
 
 
@@ -145,22 +149,22 @@ def cmd_encode(args: argparse.Namespace) -> int:
                 batch.append(str(token_id))
                 if len(batch) >= 8192:  # ids go out in batches, each but the first after a space
                     space = " " if count > len(batch) else ""
-                    utf8.write_utf8(sys.stdout, space + " ".join(batch))
+                    terminal.write_utf8(sys.stdout, space + " ".join(batch))
                     batch = []
     if args.count:
-        utf8.write_utf8(sys.stdout, f"{count}\n")
+        terminal.write_utf8(sys.stdout, f"{count}\n")
     else:
         space = " " if batch and count > len(batch) else ""
-        utf8.write_utf8(sys.stdout, space + " ".join(batch) + "\n")
+        terminal.write_utf8(sys.stdout, space + " ".join(batch) + "\n")
     return 0
 
 
 def cmd_decode(args: argparse.Namespace) -> int:
     tokenizer = load_tokenizer(args.tokenizer)
     words = args.ids or [read_text(None, "token ids").removeprefix("\ufeff")]  # Notepad's BOM
-    text = tokenizer.decode(base.parse_token_ids(words, "arguments" if args.ids else "<stdin>"))
+    text = tokenizer.decode(terminal.parse_token_ids(words, "arguments" if args.ids else "<stdin>"))
     text += "\n" if sys.stdout and sys.stdout.isatty() and not text.endswith("\n") else ""
-    utf8.write_utf8(sys.stdout, text)
+    terminal.write_utf8(sys.stdout, text)
     return 0
 
 
@@ -175,10 +179,10 @@ def cmd_show(args: argparse.Namespace) -> int:
     tokenizer = load_tokenizer(args.tokenizer)
     if args.text is not None and args.file is not None:
         raise UsageError("give a FILE or --text, not both")
-    text = utf8.argument_text(args.text) if args.text is not None else read_text(args.file)
+    text = terminal.argument_text(args.text) if args.text is not None else read_text(args.file)
     coloured = ansi_tokens(text, tokenizer, colour=use_colour(sys.stdout, os.environ))
     n_tokens = len(tokenizer.encode(text))
-    utf8.write_utf8(sys.stdout, coloured + ("" if coloured.endswith("\n") else "\n"))
+    terminal.write_utf8(sys.stdout, coloured + ("" if coloured.endswith("\n") else "\n"))
     n_bytes = len(utf8.replace_lone_surrogates(text).encode())  # what was encoded
     print(f"{n_tokens} tokens, {n_bytes} bytes", file=sys.stderr)
     return 0
@@ -230,7 +234,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def fail(message: str, code: int) -> int:
-    print(utf8.printable(f"{PROG}: error: {message}"), file=sys.stderr)
+    print(terminal.printable(f"{PROG}: error: {message}"), file=sys.stderr)
     return code
 
 
@@ -243,7 +247,7 @@ def show_warning(message, category, filename, lineno, file=None, line=None) -> N
     source ends in ``.py`` too.
     """
     where = f"{filename}: " if lineno == 0 else ""
-    print(utf8.printable(f"{PROG}: warning: {where}{message}"), file=file or sys.stderr)
+    print(terminal.printable(f"{PROG}: warning: {where}{message}"), file=file or sys.stderr)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -39,7 +39,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import regex
 
-from .naive import merge_ranks
+from ..naive import merge_ranks
 
 #: Background colours for HTML tokens, used in turn so neighbours always differ.
 HTML_COLOURS = ("#cfe8ff", "#ffe3b3", "#d4f5d0", "#f9d2e6", "#e4dcff", "#fff5b0")

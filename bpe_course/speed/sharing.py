@@ -3,7 +3,7 @@
 The merge loop is serial: each merge depends on the counts the one before left. But the
 first merges are the heaviest (in text of three-byte characters the first one rewrites
 every word), and the words of one merge can be shared out. :class:`MergeHelpers` lets other
-processes each hold a share of the :class:`~bpe_course.wordtable.WordTable` and merge it
+processes each hold a share of the :class:`~bpe_course.speed.wordtable.WordTable` and merge it
 alongside this process, which keeps the summed pair counts (and so the heap) of the whole
 corpus. When the merges turn light, or the machine is too busy to run everyone at once,
 the helpers hand their words over and stop; the merges learned are the same either way.
@@ -13,13 +13,19 @@ from __future__ import annotations
 
 import gc
 import multiprocessing
+import os
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from multiprocessing.connection import Connection
 from typing import Any
 
-from .interrupts import worker_ignores_ctrl_c
 from .wordtable import WordTable
+from .workers import worker_ignores_ctrl_c
+
+#: The fewest distinct pretokens worth a share of the first merges in a process of its own:
+#: a helper with fewer would cost more to start than it saves (see :class:`MergeHelpers`).
+SHARE_WORDS = 10_000
 
 #: What sharing the merges is taken to have saved before the first one (seconds): enough
 #: to outlast a few dozen light merges at the start (see :meth:`MergeHelpers.worth_keeping`).
@@ -27,6 +33,52 @@ FIRST_GAIN = 0.001
 
 #: A helper hands its words over with the lists of this many pairs a message.
 HAND_OVER_PAIRS = 10_000
+
+
+@contextmanager
+def shared_word_table(
+    words: list[tuple[bytes, int]], processes: int
+) -> Iterator[WordTable | SharedWordTable]:
+    """The :class:`WordTable` of ``words``, its first merges shared with up to ``processes - 1``
+    helper processes when the table is large enough for that to pay.
+
+    Either way the caller gets the same interface (``pair_counts``, and ``merge`` returning
+    what each pair lost and the pairs it created), so the merge loop never knows whether
+    helpers exist. The table keeps no reference to ``words``: the caller may drop them.
+    """
+    # No more helpers than cores, even when asked: they would only wait for one another.
+    shares = max(1, min(processes, os.cpu_count() or 1, len(words) // SHARE_WORDS))
+    if multiprocessing.current_process().daemon:
+        shares = 1  # a daemonic process (a pool's worker) may not start processes
+    if shares == 1:
+        table = WordTable(words)
+        del words
+        yield table
+        return
+    with MergeHelpers([words[start::shares] for start in range(1, shares)]) as helpers:
+        table = WordTable(words[::shares])
+        del words
+        helpers.add_pair_counts(table)
+        yield SharedWordTable(table, helpers)
+
+
+class SharedWordTable:
+    """A :class:`WordTable` of this process's share of the words, merged alongside helpers
+    that hold the rest; its pair counts are those of all the words."""
+
+    def __init__(self, table: WordTable, helpers: MergeHelpers) -> None:
+        self.table = table
+        self.helpers = helpers
+
+    @property
+    def pair_counts(self) -> dict[str, int]:
+        return self.table.pair_counts
+
+    def merge(self, pair: str, new_token: str) -> tuple[Mapping[str, int], Iterable[str]]:
+        """:meth:`WordTable.merge` over every share: this one's losses, every new pair."""
+        self.helpers.start_merge(pair, new_token, self.table)
+        lost, gained = self.table.merge(pair, new_token)
+        return lost, self.helpers.finish_merge(self.table, gained)
 
 
 class MergeHelpers:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from .base import Merges
+from ..base import Merges
 
 
 def merges_from_ranks(ranks: Mapping[bytes, int]) -> Merges:

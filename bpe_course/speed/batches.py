@@ -17,8 +17,7 @@ from collections.abc import Sequence
 from itertools import accumulate
 from typing import Any
 
-from .base import process_count
-from .interrupts import worker_ignores_ctrl_c
+from .workers import process_count, worker_ignores_ctrl_c
 
 #: A batch with fewer characters than this is encoded in this process. Measured on 2 cores
 #: (texts of 2-20 kB, gpt2 and o200k_base): counting the CPU time of this process and of two

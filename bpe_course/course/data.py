@@ -15,12 +15,13 @@ import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
 
-from .base import ENDOFTEXT, PathLike, check_int, corpus_paths
-from .files import atomic_write
-from .utf8 import decode_text
+from ..base import ENDOFTEXT, PathLike, check_int
+from ..safety.files import atomic_write
+from ..speed.counting import corpus_paths
+from ..utf8 import decode_text
 
 #: The course's own texts, beside the package in the repository.
-DATA_DIR = Path(__file__).resolve().parent.parent / "data"
+DATA_DIR = Path(__file__).resolve().parents[2] / "data"
 
 TINYSTORIES_URLS = {
     "valid": "https://huggingface.co/datasets/roneneldan/TinyStories/resolve/main/"

@@ -1,0 +1,7 @@
+"""Tokenizers in and out of files: GPT-2's, tiktoken's, Hugging Face's and our folders.
+
+- :mod:`.gpt2`: ``vocab.json`` and ``merges.txt``, in GPT-2's byte-to-character spelling
+- :mod:`.ranks`: tiktoken's rank tables, and the merges recovered from them
+- :mod:`.export`: Hugging Face's ``tokenizer.json`` and tiktoken's rank files, written
+- :mod:`.folder`: a trained tokenizer's folder, saved and loaded as one unit
+"""

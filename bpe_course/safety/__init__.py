@@ -1,0 +1,6 @@
+"""Safe with what users have and what they send: signals, files, special tokens in text.
+
+- :mod:`.interrupts`: Ctrl-C and ``kill`` during long work, in the main process and workers
+- :mod:`.files`: files and folders written to a temporary name and swapped into place
+- :mod:`.specials`: special tokens in text from users: which become ids, which are refused
+"""

@@ -1,0 +1,74 @@
+"""Work spread over processes: how workers start, how they report progress, who runs them.
+
+Counting a corpus, encoding a batch and sharing the first merges all hand work to other
+processes. They share three small rules: a worker leaves Ctrl-C to the main process, a
+long job shows one progress bar that closes cleanly on the way out of an error, and an
+outside :class:`concurrent.futures.Executor` (a cluster's) may run the work instead of a
+local pool.
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import Executor
+from typing import Any
+
+from ..safety.interrupts import worker_ignores_ctrl_c
+
+__all__ = [
+    "check_executor", "check_num_processes", "process_count", "progress_bar",
+    "worker_ignores_ctrl_c",
+]
+
+
+#: Progress-bar labels are padded to this width so stacked bars line up.
+PROGRESS_LABEL_WIDTH = 12
+
+
+def progress_bar(enabled: bool, total: int, desc: str, **details: Any) -> Any:
+    """A tqdm bar when ``enabled`` (a widget in Jupyter), else a silent stand-in.
+
+    ``tqdm.auto`` is imported only for a visible bar: in Jupyter without ipywidgets the
+    import itself prints a warning, which would land in the output of unrelated cells.
+
+    The bar does not draw itself while it is being made (a ``delay`` above 0), only once the
+    caller's ``with`` block has begun and calls ``refresh``. tqdm draws first and sets its
+    clock last, so a Ctrl-C landing in between left a bar on screen that ``close`` would not
+    finish, and the error message was written on the end of its line.
+    """
+    if enabled:
+        from tqdm.auto import tqdm
+    else:
+        from tqdm import tqdm
+    label = desc.ljust(PROGRESS_LABEL_WIDTH)
+    return tqdm(total=total, disable=not enabled, desc=label, delay=1e-9, **details)
+
+
+def check_executor(executor: object) -> Executor | None:
+    """``None`` (a local process pool) or something with an Executor's ``submit``."""
+    if executor is not None and not callable(getattr(executor, "submit", None)):
+        raise TypeError(
+            "executor must be a concurrent.futures.Executor (anything with submit(), such as "
+            f"Dask's Client.get_executor()), got {type(executor).__name__}"
+        )
+    return executor  # type: ignore[return-value]
+
+
+def check_num_processes(num_processes: Any) -> int | None:
+    """``None`` (every core) or a whole number of worker processes, at least 1."""
+    if num_processes is None:
+        return None
+    if isinstance(num_processes, bool) or not isinstance(num_processes, int):
+        raise TypeError(f"num_processes must be an int or None, got {num_processes!r}")
+    if num_processes < 1:
+        raise ValueError(f"num_processes must be at least 1, got {num_processes}")
+    return num_processes
+
+
+def process_count(num_processes: Any) -> int:
+    """How many processes ``num_processes`` asks for, checked: every core for ``None``.
+
+    >>> process_count(3)
+    3
+    """
+    return check_num_processes(num_processes) or os.cpu_count() or 1
