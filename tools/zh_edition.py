@@ -1,0 +1,271 @@
+"""The Chinese edition: notebooks/zh-CN/ made from the English notebooks and a translation file.
+
+The two editions must run the same program, so nobody keeps two copies of a notebook. Each
+English notebook ``notebooks/NN_name.ipynb`` has a translation file
+``notebooks/zh-CN/translations/NN_name.md`` that holds, for each cell by its id, the Chinese
+text of that cell and a short fingerprint of the English source it was translated from::
+
+    <!-- cell 1f2e3d4c from 9a8b7c6d -->
+    # 00 · 为什么分词很重要
+
+    <!-- cell 5a6b7c8d from 0f1e2d3c -->
+    ```python
+    print("每个词元都是一个整数")  # 注释也译成中文
+    ```
+
+``python -m tools.zh_edition build`` (``make zh``) writes ``notebooks/zh-CN/NN_name.ipynb``:
+the English notebook with each translated cell's source replaced (markdown wholly; code cells
+only where they print or explain something in words), outputs cleared. ``make zh`` then runs
+them so their outputs are stored, as the English ones are. ``python -m tools.zh_edition
+check`` lists everything that has drifted:
+
+- a markdown cell with no translation, or one whose English source changed since (its
+  fingerprint no longer matches): the English edition moved on, the Chinese must follow;
+- a translated code cell that is another program than the English one (only comments and
+  string literals may differ);
+- a translation for a cell that no longer exists;
+- a Chinese notebook that is not what ``build`` would write now.
+
+``tests/test_zh_edition.py`` runs the same check, so ``make test`` fails on any drift.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import hashlib
+import io
+import re
+import sys
+import tokenize
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+
+ROOT = Path(__file__).resolve().parent.parent
+ENGLISH = ROOT / "notebooks"
+CHINESE = ENGLISH / "zh-CN"
+TRANSLATIONS = CHINESE / "translations"
+
+#: The line that starts each cell's entry in a translation file.
+ENTRY = re.compile(r"^<!-- cell (?P<id>[\w-]+) from (?P<fingerprint>[0-9a-f]{8}) -->$", re.M)
+
+#: A translated code cell is written inside one fence of this language.
+CODE_FENCE = re.compile(r"\A```python\n(?P<code>.*)\n```\Z", re.S)
+
+#: Chinese characters (CJK Unified Ideographs and Extension A).
+HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One cell's translation: the Chinese source, and the fingerprint of its English source."""
+
+    cell_id: str
+    fingerprint: str
+    source: str
+    line: int
+
+
+def fingerprint(source: str) -> str:
+    """Eight hex digits that change whenever the English source does."""
+    return hashlib.sha256(source.encode("utf-8")).hexdigest()[:8]
+
+
+def english_notebooks() -> list[Path]:
+    return sorted(ENGLISH.glob("[0-9][0-9]_*.ipynb"))
+
+
+def translation_path(notebook: Path) -> Path:
+    return TRANSLATIONS / f"{notebook.stem}.md"
+
+
+def chinese_path(notebook: Path) -> Path:
+    return CHINESE / notebook.name
+
+
+def read_entries(path: Path) -> dict[str, Entry]:
+    """The entries of a translation file, by cell id (a missing file has none)."""
+    if not path.exists():
+        return {}
+    text = path.read_text(encoding="utf-8")
+    matches = list(ENTRY.finditer(text))
+    entries: dict[str, Entry] = {}
+    for index, match in enumerate(matches):
+        end = matches[index + 1].start() if index + 1 < len(matches) else len(text)
+        source = text[match.end() : end].strip("\n")
+        line = text.count("\n", 0, match.start()) + 1
+        if match["id"] in entries:
+            raise ValueError(f"{path}:{line}: cell {match['id']} is translated twice")
+        entries[match["id"]] = Entry(match["id"], match["fingerprint"], source, line)
+    return entries
+
+
+def code_of(entry: Entry) -> str | None:
+    """The code inside a translated code cell's fence, or None if it has no fence."""
+    match = CODE_FENCE.match(entry.source)
+    return match["code"] if match else None
+
+
+def program_shape(source: str) -> list[tuple[int, str]]:
+    """The tokens of ``source`` with comments left out and every string literal blanked: two
+    cells with the same shape are the same program, whatever their words say.
+
+    IPython's ``%`` and ``!`` lines are compared as they are.
+
+    >>> program_shape('x = "hello"  # say it') == program_shape("x = '你好'")
+    True
+    >>> program_shape("x = 1") == program_shape("x = 2")
+    False
+    """
+    shape: list[tuple[int, str]] = []
+    lines = [line for line in source.splitlines() if line.lstrip()[:1] in ("%", "!")]
+    code = "\n".join(
+        "pass" if line.lstrip()[:1] in ("%", "!") else line for line in source.splitlines()
+    )
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(code + "\n").readline):
+            if token.type in (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE):
+                continue
+            if token.type == tokenize.STRING:
+                shape.append((token.type, string_shape(token.string)))
+            elif token.type == getattr(tokenize, "FSTRING_MIDDLE", None):  # Python 3.12+
+                shape.append((token.type, "<string>"))
+            else:
+                shape.append((token.type, token.string))
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        shape.append((-1, code))  # not Python: only the very same text is the same
+    return shape + [(-2, line.strip()) for line in lines]
+
+
+def string_shape(literal: str) -> str:
+    """A string literal with its words blanked; an f-string keeps the code in its braces.
+
+    >>> string_shape('f"{len(ids):,} tokens"') == string_shape("f'{len(ids):,} 个词元'")
+    True
+    """
+    prefix = re.match(r"[A-Za-z]*", literal).group().lower()
+    if "f" not in prefix:
+        return prefix + "<string>"
+    try:
+        node = ast.parse(literal, mode="eval").body
+    except SyntaxError:
+        return literal
+    fields = [ast.dump(part) for part in ast.walk(node) if isinstance(part, ast.FormattedValue)]
+    return prefix + "<string>" + "|".join(fields)
+
+
+def chinese_share(text: str) -> float:
+    """The share of Chinese characters among the letters of ``text`` (Latin words in code
+    spans, formulas and names count against it)."""
+    letters = [char for char in text if char.isalpha()]
+    if not letters:
+        return 1.0
+    return sum(1 for char in letters if HAN.match(char)) / len(letters)
+
+
+def prose_of(markdown: str) -> str:
+    """Markdown without code spans, code blocks, links' targets and HTML tags: the words."""
+    text = re.sub(r"```.*?```", " ", markdown, flags=re.S)
+    text = re.sub(r"`[^`]*`", " ", text)
+    text = re.sub(r"\]\([^)]*\)", "]", text)
+    text = re.sub(r"<[^>]+>", " ", text)
+    text = re.sub(r"\$[^$]*\$", " ", text)
+    return text
+
+
+def problems(notebook: Path) -> Iterator[str]:
+    """Every way the Chinese edition of ``notebook`` has drifted from the English one."""
+    path = translation_path(notebook)
+    where = path.relative_to(ROOT)
+    entries = read_entries(path)
+    english = nbformat.read(notebook, as_version=4)
+    ids = {cell.id for cell in english.cells}
+    for cell in english.cells:
+        entry = entries.get(cell.id)
+        if entry is None:
+            if cell.cell_type == "markdown":
+                yield f"{where}: markdown cell {cell.id} is not translated"
+            continue
+        at = f"{where}:{entry.line}: cell {cell.id}"
+        if entry.fingerprint != fingerprint(cell.source):
+            yield (
+                f"{at} was translated from another English text (fingerprint "
+                f"{entry.fingerprint}, now {fingerprint(cell.source)}): translate it again"
+            )
+        if cell.cell_type == "code":
+            code = code_of(entry)
+            if code is None:
+                yield f"{at} is a code cell: put its translation in one ```python fence"
+            elif program_shape(code) != program_shape(cell.source):
+                yield f"{at} is another program than the English cell (only comments and " \
+                    "string literals may differ)"
+        elif cell.cell_type == "markdown" and prose_of(entry.source).strip():
+            if chinese_share(prose_of(entry.source)) < 0.3:
+                yield f"{at} looks untranslated (few Chinese characters in its prose)"
+    for cell_id, entry in entries.items():
+        if cell_id not in ids:
+            yield f"{where}:{entry.line}: cell {cell_id} is not in {notebook.name} any more"
+    target = chinese_path(notebook)
+    if not target.exists():
+        yield f"{target.relative_to(ROOT)} is missing: run make zh"
+    else:
+        built, stored = build(notebook), nbformat.read(target, as_version=4)
+        if [(c.id, c.cell_type, c.source) for c in built.cells] != [
+            (c.id, c.cell_type, c.source) for c in stored.cells
+        ]:
+            yield f"{target.relative_to(ROOT)} is not what the translations make: run make zh"
+
+
+def build(notebook: Path) -> nbformat.NotebookNode:
+    """The Chinese notebook's cells: the English ones, translated where a translation exists.
+
+    Outputs are cleared (``make zh`` runs the notebook to store its own); everything else
+    (ids, tags, slide types) is the English cell's.
+    """
+    entries = read_entries(translation_path(notebook))
+    nb = nbformat.read(notebook, as_version=4)
+    for cell in nb.cells:
+        entry = entries.get(cell.id)
+        if entry is not None:
+            cell.source = (code_of(entry) if cell.cell_type == "code" else None) or entry.source
+        if cell.cell_type == "code":
+            cell.outputs = []
+            cell.execution_count = None
+    return nb
+
+
+def write_built(notebook: Path) -> Path:
+    """Write the Chinese notebook of ``notebook``, keeping the outputs of cells whose source
+    is unchanged (so rebuilding after a wording change does not lose every output)."""
+    target = chinese_path(notebook)
+    built = build(notebook)
+    if target.exists():
+        old = {cell.id: cell for cell in nbformat.read(target, as_version=4).cells}
+        for cell in built.cells:
+            previous = old.get(cell.id)
+            if cell.cell_type == "code" and previous is not None and previous.source == cell.source:
+                cell.outputs = previous.outputs
+                cell.execution_count = previous.execution_count
+    target.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(built, target)
+    return target
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tools.zh_edition", description=__doc__)
+    parser.add_argument("command", choices=["build", "check"])
+    args = parser.parse_args(argv)
+    if args.command == "build":
+        for notebook in english_notebooks():
+            print(write_built(notebook).relative_to(ROOT))
+        return 0
+    found = [problem for notebook in english_notebooks() for problem in problems(notebook)]
+    print("\n".join(found) or "the Chinese edition matches the English one")
+    return 1 if found else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
