@@ -108,6 +108,24 @@ def test_an_edited_chinese_notebook_is_caught(edition):
     assert any("run make zh" in problem for problem in zh_edition.problems(edition))
 
 
+def test_a_rendering_the_glossary_rules_out_is_caught(edition, monkeypatch):
+    glossary = Path(__file__).parent.parent / "notebooks" / "zh-CN" / "GLOSSARY.md"
+    monkeypatch.setattr(zh_edition, "GLOSSARY", glossary)
+    write_translation(edition, {
+        "intro": (MARKDOWN, "# 令牌\n\n令牌是模型读入的一个整数。"),
+        "count": (CODE, '```python\nids = tokenizer.encode("hello")\n'
+                        'print("词元数:", len(ids))\n```'),
+    })
+    found = list(zh_edition.problems(edition))
+    assert any("'令牌': the glossary says '词元'" in problem for problem in found), found
+
+
+def test_the_glossary_rules_out_the_usual_other_renderings():
+    avoided = zh_edition.avoided_terms()
+    assert avoided["令牌"] == "词元" and avoided["标记器"] == "分词器"
+    assert "语料库" in avoided  # the note in brackets is not part of the term
+
+
 def test_comments_and_strings_may_differ_but_nothing_else():
     shape = zh_edition.program_shape
     assert shape('print("a")  # b') == shape("print('甲')  # 乙")

@@ -55,6 +55,9 @@ ENTRY = re.compile(r"^<!-- cell (?P<id>[\w-]+) from (?P<fingerprint>[0-9a-f]{8})
 #: A translated code cell is written inside one fence of this language.
 CODE_FENCE = re.compile(r"\A```python\n(?P<code>.*)\n```\Z", re.S)
 
+#: The glossary: one row per term, ``| English | 中文 | 不用 |``.
+GLOSSARY = CHINESE / "GLOSSARY.md"
+
 #: Chinese characters (CJK Unified Ideographs and Extension A).
 HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
 
@@ -176,6 +179,27 @@ def prose_of(markdown: str) -> str:
     return text
 
 
+def avoided_terms(glossary: Path | None = None) -> dict[str, str]:
+    """The renderings the glossary rules out, each mapped to the term to use instead."""
+    avoided: dict[str, str] = {}
+    for line in (glossary or GLOSSARY).read_text(encoding="utf-8").splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) == 3 and HAN.search(cells[1]):
+            for variant in re.split(r"[、,，]", re.sub(r"（[^）]*）", "", cells[2])):
+                if variant.strip():
+                    avoided[variant.strip()] = cells[1]
+    return avoided
+
+
+def glossary_problems(path: Path) -> Iterator[str]:
+    """Each place in a Chinese text that uses a rendering the glossary rules out."""
+    avoided = avoided_terms()
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        for variant, term in avoided.items():
+            if variant in line:
+                yield f"{path.relative_to(ROOT)}:{number}: {variant!r}: the glossary says {term!r}"
+
+
 def problems(notebook: Path) -> Iterator[str]:
     """Every way the Chinese edition of ``notebook`` has drifted from the English one."""
     path = translation_path(notebook)
@@ -205,6 +229,8 @@ def problems(notebook: Path) -> Iterator[str]:
         elif cell.cell_type == "markdown" and prose_of(entry.source).strip():
             if chinese_share(prose_of(entry.source)) < 0.3:
                 yield f"{at} looks untranslated (few Chinese characters in its prose)"
+    if path.exists() and GLOSSARY.exists():
+        yield from glossary_problems(path)
     for cell_id, entry in entries.items():
         if cell_id not in ids:
             yield f"{where}:{entry.line}: cell {cell_id} is not in {notebook.name} any more"
