@@ -812,6 +812,89 @@ class Tokenizer:
         """Write a ``.tiktoken`` rank file (special tokens and pattern are not in it)."""
         export.save_tiktoken(self, path)
 
+    # The rest of tiktoken's Encoding surface, and pickling --------------------------------
+
+    def encode_single_token(self, text_or_bytes: str | bytes) -> int:
+        """The id of a text (or bytes) that is exactly one token, special tokens included.
+
+        Anything else raises ``KeyError`` naming the bytes, as in tiktoken. When two ids
+        share bytes, the lower one is returned (the one encoding produces).
+
+        >>> from bpe_course.utf8 import byte_vocab
+        >>> tokenizer = Tokenizer(byte_vocab() | {256: b"hi"}, [(b"h", b"i")], ["<|endoftext|>"])
+        >>> tokenizer.encode_single_token("hi"), tokenizer.encode_single_token("<|endoftext|>")
+        (256, 257)
+        """
+        if isinstance(text_or_bytes, str):
+            data = text_or_bytes.encode("utf-8")
+        elif isinstance(text_or_bytes, (bytes, bytearray, memoryview)):
+            data = bytes(text_or_bytes)
+        else:
+            raise TypeError(
+                f"encode_single_token expects str or bytes, got {type(text_or_bytes).__name__}"
+            )
+        token_id = self._ids_of.get(data)
+        if token_id is None:
+            raise KeyError(data)
+        return token_id
+
+    def is_special_token(self, token_id: int) -> bool:
+        """Whether ``token_id`` is the id of a special token."""
+        return _token_id(token_id, 0) in self.special_tokens.values()
+
+    def encode_to_numpy(
+        self,
+        text: str,
+        *,
+        allowed_special: AllowedSpecial = "all",
+        disallowed_special: DisallowedSpecial = "all",
+    ):
+        """``encode`` as a read-only NumPy array of ``uint32``, as tiktoken returns it.
+
+        NumPy is imported on the first call, not before.
+        """
+        import numpy as np
+
+        ids = self.encode(
+            text, allowed_special=allowed_special, disallowed_special=disallowed_special
+        )
+        array = np.array(ids, dtype=np.uint32)
+        array.flags.writeable = False
+        return array
+
+    def decode_batch(
+        self,
+        batch: Iterable[Iterable[int]],
+        *,
+        errors: str = "replace",
+        num_threads: int | None = None,
+    ) -> list[str]:
+        """``[decode(ids, errors) for ids in batch]``.
+
+        ``num_threads`` is accepted for tiktoken's sake and not used: decoding is one
+        dictionary lookup per id, and Python threads would only take turns at it.
+        """
+        return [self.decode(ids, errors) for ids in batch]
+
+    def decode_bytes_batch(
+        self, batch: Iterable[Iterable[int]], *, num_threads: int | None = None
+    ) -> list[bytes]:
+        """``[decode_bytes(ids) for ids in batch]`` (``num_threads`` as in :meth:`decode_batch`)."""
+        return [self.decode_bytes(ids) for ids in batch]
+
+    def __reduce__(self):
+        """Pickle what defines the tokenizer (vocabulary, merges, special tokens, pattern,
+        name) and build it again on loading; the caches and lookup tables stay behind."""
+        rebuild = partial(type(self), name=self.name)
+        return rebuild, (self.vocab, self.merges, list(self.special_tokens), self.pattern)
+
+    def __copy__(self) -> Tokenizer:
+        """A new object sharing every table (``copy.copy`` would otherwise go through
+        :meth:`__reduce__` and build the tokenizer again)."""
+        clone = object.__new__(type(self))
+        clone.__dict__.update(self.__dict__)
+        return clone
+
 
 # Checks and helpers for the methods above ------------------------------------------------
 

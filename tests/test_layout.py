@@ -20,7 +20,7 @@ PACKAGE = Path(bpe_course.__file__).resolve().parent
 ORDER = [
     "utf8", "base", "naive", "pretokenize", "fastsplit", "ranks", "interrupts", "chunks",
     "wordtable", "sharing", "train", "files", "export", "merging", "batches", "tokenizer",
-    "folder", "openai", "data", "viz", "cli",
+    "folder", "openai", "encodings", "data", "viz", "cli",
 ]
 
 
