@@ -10,6 +10,7 @@ each imports only from earlier ones:
 - :mod:`~bpe_course.train`: fast training (count once, update instead of recounting, a heap)
 - :mod:`~bpe_course.tokenizer`: encoding and decoding
 - :mod:`~bpe_course.openai`: OpenAI's GPT-2, cl100k_base and o200k_base files, offline
+- :mod:`~bpe_course.encodings`: a drop-in for tiktoken: ``Encoding``, ``get_encoding``, models
 
 Below them, subpackages hold what makes the core fast, safe and useful, each named for what
 it holds: :mod:`~bpe_course.speed` (the fast paths), :mod:`~bpe_course.formats` (files in
@@ -26,6 +27,11 @@ TYPE_CHECKING = False  # type checkers read it as True; no need to load typing f
 #: names is first used, so ``import bpe_course`` is instant, and the ``bpe-course`` command
 #: can take Ctrl-C over (see :mod:`bpe_course.__main__`) before anything heavy loads.
 _HOMES = {
+    "Encoding": "tiktoken_encoding",
+    "encoding_for_model": "encodings",
+    "encoding_name_for_model": "encodings",
+    "get_encoding": "encodings",
+    "list_encoding_names": "encodings",
     "encode_naive": "naive",
     "get_pair_counts": "naive",
     "merge": "naive",
@@ -44,6 +50,13 @@ _HOMES = {
 __all__ = sorted(_HOMES)
 
 if TYPE_CHECKING:  # what type checkers and editors see; ruff cannot read __all__ above
+    from .encodings import (  # noqa: F401
+        Encoding,
+        encoding_for_model,
+        encoding_name_for_model,
+        get_encoding,
+        list_encoding_names,
+    )
     from .naive import encode_naive, get_pair_counts, merge, train_from_counts_naive  # noqa: F401
     from .pretokens import (  # noqa: F401
         GPT2_PATTERN,

@@ -27,10 +27,9 @@ import copy
 import operator
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from functools import reduce
+from functools import partial, reduce
 
 from .base import (
-    ENDOFTEXT,
     check_special_tokens,
     checked_ids,
     checked_text,
@@ -48,6 +47,7 @@ from .speed.fastsplit import Splitter
 from .speed.merging import PieceMerger
 from .speed.piececache import PieceTable, whole_tokens
 from .speed.streaming import StreamEncoder, checked_chunks
+from .tiktoken_methods import TiktokenMethods
 from .utf8 import replace_lone_surrogates
 
 
@@ -71,14 +71,15 @@ class MergeNotInVocabError(ValueError):
         super().__init__(f"merge {rank} uses {part!r}, which is not in vocab")
 
 
-class Tokenizer(export.ExportMethods):
+class Tokenizer(TiktokenMethods, export.ExportMethods):
     """A byte-level BPE tokenizer built from a vocabulary and its merges.
 
     ``vocab`` maps ids to bytes and must contain every single byte; ``merges`` lists pairs
     of tokens in the order they were learned, and each pair's concatenation must be in
     ``vocab``. A special token missing from ``vocab`` is appended with the next free id.
     It saves itself in GPT-2's files here, and in Hugging Face's and tiktoken's formats
-    through :class:`~bpe_course.formats.export.ExportMethods`.
+    through :class:`~bpe_course.formats.export.ExportMethods`; the rest of tiktoken's
+    surface comes from :class:`~bpe_course.tiktoken_methods.TiktokenMethods`.
 
     >>> from bpe_course import train_from_counts
     >>> vocab, merges = train_from_counts({"low": 5, "lower": 2, "newest": 6}, 259)
@@ -147,6 +148,19 @@ class Tokenizer(export.ExportMethods):
         merger = PieceMerger(self._byte_ids, self._merge_ranks, self._merged_ids)
         self._pieces = PieceTable(whole, merger)
 
+    def __reduce__(self):
+        """Pickle what defines the tokenizer (vocabulary, merges, special tokens, pattern,
+        name) and build it again on loading; the caches and lookup tables stay behind."""
+        rebuild = partial(type(self), name=self.name)
+        return rebuild, (self.vocab, self.merges, list(self.special_tokens), self.pattern)
+
+    def __copy__(self) -> Tokenizer:
+        """A new object sharing every table (``copy.copy`` would otherwise go through
+        :meth:`__reduce__` and build the tokenizer again)."""
+        clone = object.__new__(type(self))
+        clone.__dict__.update(self.__dict__)
+        return clone
+
     def __repr__(self) -> str:
         return (
             f"Tokenizer(vocab_size={len(self.vocab)}, merges={len(self.merges)}, "
@@ -157,33 +171,6 @@ class Tokenizer(export.ExportMethods):
     def vocab_size(self) -> int:
         """How many ids this tokenizer knows (bytes, merges and special tokens)."""
         return len(self.vocab)
-
-    # tiktoken's names for the same facts, so code written for tiktoken.Encoding runs here.
-
-    @property
-    def n_vocab(self) -> int:
-        """One more than the largest id (tiktoken's ``n_vocab``; ids may have gaps)."""
-        return self.max_token_value + 1
-
-    @property
-    def max_token_value(self) -> int:
-        """The largest id, special tokens included."""
-        return max(self.vocab)
-
-    @property
-    def eot_token(self) -> int | None:
-        """The id of ``<|endoftext|>``, or None when this tokenizer has no such token."""
-        return self.special_tokens.get(ENDOFTEXT)
-
-    @property
-    def special_tokens_set(self) -> set[str]:
-        """The special tokens' texts."""
-        return set(self.special_tokens)
-
-    def token_byte_values(self) -> list[bytes]:
-        """The bytes of every ordinary (not special) token, sorted."""
-        special_ids = set(self.special_tokens.values())
-        return sorted(token for i, token in self.vocab.items() if i not in special_ids)
 
     # Encoding -----------------------------------------------------------------------------
 
@@ -294,9 +281,9 @@ class Tokenizer(export.ExportMethods):
         """
         allowed, disallowed = self._specials.resolve(allowed_special, disallowed_special)
         encoder = self if allowed == self._specials.all else self._restricted_to(allowed)
-        stream = StreamEncoder(
-            encoder.encode, encoder._encode_ordinary, encoder._specials, self._safe_cuts
-        )
+        # The view's own special tokens are exactly the allowed ones, whatever the defaults.
+        encode = partial(encoder.encode, allowed_special="all", disallowed_special=())
+        stream = StreamEncoder(encode, encoder._encode_ordinary, encoder._specials, self._safe_cuts)
         return stream.ids(checked_chunks(iterable, self._specials, disallowed))
 
     def _restricted_to(self, allowed: frozenset[str]) -> Tokenizer:

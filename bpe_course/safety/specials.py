@@ -79,7 +79,7 @@ class SpecialTokens:
 
     def finder(self, tokens: frozenset[str]) -> regex.Pattern[str] | None:
         """A regex finding ``tokens`` (longest first), or None for no tokens; remembered."""
-        if tokens == self.all:
+        if tokens is self.all or tokens == self.all:  # ``is``: no set comparison at all
             return self.finder_of_all
         found = self._finders.get(tokens)
         if found is None and tokens:
