@@ -102,6 +102,39 @@ raw_text = st.lists(
 ).map("".join)
 
 
+# fmt: off
+#: Text that sits on the edges of the cut rules: every class of character the rules name, on
+#: both sides of every kind of line break and whitespace run.
+CUT_FRAGMENTS = [
+    # whitespace: runs, every line break, Unicode spaces the regex module counts as \s, and
+    # U+001C-U+001F, which str.isspace() counts but \s does not
+    " ", "  ", "   ", "\t", "\n", "\n\n", "\r\n", "\r\n\r\n", "\r", "\r\r\n", " \n", "\n ",
+    " \r\n ", "\t\n", "\u00a0", "\u2028", "\u2029", "\x85", "\x0b", "\x0c", "\u3000", "\u1680",
+    "\u202f", "\x1c", "\x1f",
+    # letters of every category: Ll, Lu, Lt, Lm, Lo, and ones that case-fold to s and k
+    "a", "Z", "ab", "AB", "Ab", "aB", "é", "ß", "ǅ", "ʰ", "中", "Ж", "ж", "ſ", "\u212a",
+    # combining marks (Mn, Mc, Me), alone and on a letter
+    "\u0301", "e\u0301", "\u0903", "\u20dd",
+    # numbers: digit runs of every length, and No, Nl and non-ASCII digits
+    "1", "12", "123", "1234", "½", "٣", "Ⅻ", "²",
+    # apostrophes and contractions in every case, and a look-alike
+    "'", "'s", "'S", "'t", "'ll", "'LL", "'lL", "'ve", "'Re", "'rE", "'d", "'M", "\u2019", "n't",
+    # punctuation, slashes and line breaks together (GPT-4 and o200k glue these)
+    ".", "-", "!", "/", "//", "-\n/", ".\r\n", "\n/", "/\n", "#", "\ufffd", "😀", "\x00",
+    "\u200b", "\x7f",
+]
+# fmt: on
+
+#: Whole, doubled, half and overlapping special tokens, for the cuts a file gets.
+CUT_SPECIAL_FRAGMENTS = [ENDOFTEXT, ENDOFTEXT * 2, "<|", "|>", "<|endof", "text|>", "<s>", "<s"]
+
+#: Text made of :data:`CUT_FRAGMENTS`, and the same with pieces of special tokens in it.
+cut_text = st.lists(st.sampled_from(CUT_FRAGMENTS), max_size=30).map("".join)
+cut_text_with_specials = st.lists(
+    st.sampled_from(CUT_FRAGMENTS + CUT_SPECIAL_FRAGMENTS), max_size=40
+).map("".join)
+
+
 def word_counts(alphabet: st.SearchStrategy[str]) -> st.SearchStrategy[dict[str, int]]:
     """Pretoken counts over ``alphabet`` (a small one makes many pairs tie)."""
     return st.dictionaries(
