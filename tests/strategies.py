@@ -142,6 +142,38 @@ def word_counts(alphabet: st.SearchStrategy[str]) -> st.SearchStrategy[dict[str,
     )
 
 
+
+#: Words made of a short unit repeated (``abab...``, ``aaaa...``, ``ab ab ...``) plus a tail:
+#: merges that touch, overlap and chain inside one word.
+repetitive_word = st.builds(
+    lambda unit, times, tail: unit * times + tail,
+    st.text(st.sampled_from("ab "), min_size=1, max_size=3),
+    st.integers(1, 80),
+    st.text(st.sampled_from("abc"), max_size=3),
+)
+
+#: Counts of 1 (every pair ties with many others), small counts, and huge ones.
+word_count = st.just(1) | st.integers(1, 4) | st.integers(2**62, 2**70)
+
+#: The special tokens a generated corpus is split on: none, one, two, and one inside another.
+SPECIAL_SETS = [[], [ENDOFTEXT], [ENDOFTEXT, "<pad>"], [ENDOFTEXT, ENDOFTEXT * 2]]
+
+
+@st.composite
+def corpora(draw) -> tuple[list[str], str]:
+    """(special tokens, corpus text): documents with special tokens (or newlines) between."""
+    special_tokens = draw(st.sampled_from(SPECIAL_SETS))
+    documents = draw(st.lists(nasty_text, max_size=6))
+    if special_tokens:
+        separator = st.lists(st.sampled_from(special_tokens), max_size=2).map("".join)
+    else:
+        separator = st.sampled_from(["", "\n", "a\nb", ".\nx", " \n "])
+    text = draw(separator)
+    for document in documents:
+        text += document + draw(separator)
+    return special_tokens, text
+
+
 @st.composite
 def split_points(draw, text: str) -> list[str]:
     """``text`` cut into consecutive chunks at arbitrary places (empty chunks allowed)."""

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from strategies import CUT_FRAGMENTS, cut_text_with_specials
+from strategies import CUT_FRAGMENTS, corpora, cut_text_with_specials
 
 from bpe_course.base import ENDOFTEXT
 from bpe_course.pretokens import GPT2_PATTERN, GPT4_PATTERN, count_pretokens
@@ -92,6 +92,18 @@ def test_chunked_counts_equal_whole_counts_on_adversarial_text(
             [str(path)], special_tokens, PATTERNS[name], num_processes=1, chunk_bytes=chunk_bytes
         )
         assert counts == whole
+
+
+@given(corpus=corpora(), pattern=st.sampled_from(list(PATTERNS.values())))
+def test_chunked_counts_equal_counts_of_the_whole_text(tmp_path, corpus, pattern):
+    special_tokens, text = corpus
+    path = tmp_path / "corpus.txt"
+    path.write_bytes(text.encode("utf-8"))
+    for chunk_bytes in (1, 7, 50):
+        counts = count_file_pretokens(
+            [str(path)], special_tokens, pattern, num_processes=1, chunk_bytes=chunk_bytes
+        )
+        assert counts == count_pretokens(text, special_tokens, pattern)
 
 
 #: Bytes that are not UTF-8: a lone continuation byte, characters cut short, a byte never
