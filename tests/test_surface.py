@@ -188,7 +188,7 @@ def test_decode_of_arbitrary_ids_matches_tiktoken(pair, data, name):
     compare_decode(ours, theirs, data.draw(st.lists(valid, max_size=12)))
 
 
-# Surrogates and control characters (issue 10) ----------------------------------------------
+# Surrogates and control characters -----------------------------------------------------------
 
 
 @pytest.mark.parametrize("name", ENCODINGS)

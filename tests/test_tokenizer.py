@@ -240,7 +240,7 @@ def test_byte_ids_need_not_be_0_to_255():
     assert tokenizer.encode("abc ab") == tokenizer.encode_naive("abc ab")
 
 
-# Vocabularies not learned here (issue 10) -------------------------------------------------
+# Vocabularies not learned here ---------------------------------------------------------------
 
 
 def test_a_token_the_merges_split_is_not_returned_whole():
