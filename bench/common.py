@@ -104,7 +104,7 @@ def cpu_seconds() -> float:
 
 
 def table(title: str, header: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
-    """The one reporter: a markdown table, ready to paste into the README."""
+    """The one reporter: a markdown table, ready to paste into bench/RESULTS.md."""
     print(f"\n{title}\n\n| " + " | ".join(header) + " |\n|" + " --- |" * len(header))
     for row in rows:
         print("| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |")

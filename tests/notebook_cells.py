@@ -2,7 +2,9 @@
 
 The exercise checks live in the notebooks (the package holds no notebook-only code), so a
 test that wants to prove a check rejects a wrong answer loads the check's cells by tag,
-runs them in a fresh namespace, then calls the checker on the wrong answer.
+runs them in a fresh namespace, then calls the checker on the wrong answer
+(:func:`load_exercises`, :func:`assert_rejected`, :func:`assert_accepted`; the tests of
+notebook ``NN`` are in ``test_exercises_NN.py``).
 
 >>> cell = {"cell_type": "code", "metadata": {"tags": ["t"]}, "source": ["x = 1\\n", "y = x + 1"]}
 >>> run_cells({"cells": [cell]}, "t")["y"]
@@ -12,6 +14,7 @@ runs them in a fresh namespace, then calls the checker on the wrong answer.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -50,3 +53,37 @@ def run_cells(
     for source in sources:
         exec(compile(source, f"<cell tagged {tag}>", "exec"), namespace)
     return namespace
+
+
+def load_exercises(name: str, **given: Any) -> dict[str, Any]:
+    """The namespace of a notebook's checkers (tag ``exercise-checker``) and solutions (tag
+    ``solution``).
+
+    ``given`` stands in for names the solutions take from earlier cells of the notebook.
+    """
+    notebook = load_notebook(name)
+    namespace = run_cells(notebook, "exercise-checker", {"__name__": "exercises", **given})
+    return run_cells(notebook, "solution", namespace)
+
+
+def verdict(capsys: Any, checker: Callable[..., bool], *answer: Any) -> tuple[bool, str]:
+    """Run ``checker`` on ``answer``; return its verdict and what it printed."""
+    capsys.readouterr()
+    result = checker(*answer)
+    return result, capsys.readouterr().out
+
+
+def assert_rejected(capsys: Any, checker: Callable[..., bool], answer: tuple, hint: str) -> None:
+    """The checker refuses ``answer``, says "Not yet: " and gives a hint containing ``hint``."""
+    passed, printed = verdict(capsys, checker, *answer)
+    assert passed is False, printed
+    assert printed.startswith("Not yet: "), printed
+    assert "Correct!" not in printed
+    assert hint in printed, printed
+
+
+def assert_accepted(capsys: Any, checker: Callable[..., bool], answer: tuple) -> None:
+    """The checker accepts ``answer`` and says only "Correct!"."""
+    passed, printed = verdict(capsys, checker, *answer)
+    assert passed is True, printed
+    assert printed == "Correct!\n", printed

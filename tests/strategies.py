@@ -102,11 +102,76 @@ raw_text = st.lists(
 ).map("".join)
 
 
+# fmt: off
+#: Text that sits on the edges of the cut rules: every class of character the rules name, on
+#: both sides of every kind of line break and whitespace run.
+CUT_FRAGMENTS = [
+    # whitespace: runs, every line break, Unicode spaces the regex module counts as \s, and
+    # U+001C-U+001F, which str.isspace() counts but \s does not
+    " ", "  ", "   ", "\t", "\n", "\n\n", "\r\n", "\r\n\r\n", "\r", "\r\r\n", " \n", "\n ",
+    " \r\n ", "\t\n", "\u00a0", "\u2028", "\u2029", "\x85", "\x0b", "\x0c", "\u3000", "\u1680",
+    "\u202f", "\x1c", "\x1f",
+    # letters of every category: Ll, Lu, Lt, Lm, Lo, and ones that case-fold to s and k
+    "a", "Z", "ab", "AB", "Ab", "aB", "é", "ß", "ǅ", "ʰ", "中", "Ж", "ж", "ſ", "\u212a",
+    # combining marks (Mn, Mc, Me), alone and on a letter
+    "\u0301", "e\u0301", "\u0903", "\u20dd",
+    # numbers: digit runs of every length, and No, Nl and non-ASCII digits
+    "1", "12", "123", "1234", "½", "٣", "Ⅻ", "²",
+    # apostrophes and contractions in every case, and a look-alike
+    "'", "'s", "'S", "'t", "'ll", "'LL", "'lL", "'ve", "'Re", "'rE", "'d", "'M", "\u2019", "n't",
+    # punctuation, slashes and line breaks together (GPT-4 and o200k glue these)
+    ".", "-", "!", "/", "//", "-\n/", ".\r\n", "\n/", "/\n", "#", "\ufffd", "😀", "\x00",
+    "\u200b", "\x7f",
+]
+# fmt: on
+
+#: Whole, doubled, half and overlapping special tokens, for the cuts a file gets.
+CUT_SPECIAL_FRAGMENTS = [ENDOFTEXT, ENDOFTEXT * 2, "<|", "|>", "<|endof", "text|>", "<s>", "<s"]
+
+#: Text made of :data:`CUT_FRAGMENTS`, and the same with pieces of special tokens in it.
+cut_text = st.lists(st.sampled_from(CUT_FRAGMENTS), max_size=30).map("".join)
+cut_text_with_specials = st.lists(
+    st.sampled_from(CUT_FRAGMENTS + CUT_SPECIAL_FRAGMENTS), max_size=40
+).map("".join)
+
+
 def word_counts(alphabet: st.SearchStrategy[str]) -> st.SearchStrategy[dict[str, int]]:
     """Pretoken counts over ``alphabet`` (a small one makes many pairs tie)."""
     return st.dictionaries(
         st.text(alphabet=alphabet, min_size=1, max_size=12), st.integers(1, 9), max_size=12
     )
+
+
+
+#: Words made of a short unit repeated (``abab...``, ``aaaa...``, ``ab ab ...``) plus a tail:
+#: merges that touch, overlap and chain inside one word.
+repetitive_word = st.builds(
+    lambda unit, times, tail: unit * times + tail,
+    st.text(st.sampled_from("ab "), min_size=1, max_size=3),
+    st.integers(1, 80),
+    st.text(st.sampled_from("abc"), max_size=3),
+)
+
+#: Counts of 1 (every pair ties with many others), small counts, and huge ones.
+word_count = st.just(1) | st.integers(1, 4) | st.integers(2**62, 2**70)
+
+#: The special tokens a generated corpus is split on: none, one, two, and one inside another.
+SPECIAL_SETS = [[], [ENDOFTEXT], [ENDOFTEXT, "<pad>"], [ENDOFTEXT, ENDOFTEXT * 2]]
+
+
+@st.composite
+def corpora(draw) -> tuple[list[str], str]:
+    """(special tokens, corpus text): documents with special tokens (or newlines) between."""
+    special_tokens = draw(st.sampled_from(SPECIAL_SETS))
+    documents = draw(st.lists(nasty_text, max_size=6))
+    if special_tokens:
+        separator = st.lists(st.sampled_from(special_tokens), max_size=2).map("".join)
+    else:
+        separator = st.sampled_from(["", "\n", "a\nb", ".\nx", " \n "])
+    text = draw(separator)
+    for document in documents:
+        text += document + draw(separator)
+    return special_tokens, text
 
 
 @st.composite

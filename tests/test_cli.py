@@ -411,19 +411,6 @@ def test_real_ctrl_c_stops_workers_quietly(tmp_path):
     assert leftovers(tmp_path) == ["big.txt"]
 
 
-def test_reading_utf8_in_small_blocks(monkeypatch):
-    from bpe_course import utf8
-    from bpe_course.utf8 import InvalidUtf8Error
-
-    monkeypatch.setattr(utf8, "READ_BLOCK", 3)
-    text = "añb你🙂\r\nz"
-    assert "".join(utf8.iter_utf8(io.BytesIO(text.encode()), "t")) == text
-    data = "añb你".encode() + b"\xe4\xbd" + b"x"  # a character cut short, across blocks
-    with pytest.raises(InvalidUtf8Error) as caught:
-        list(utf8.iter_utf8(io.BytesIO(data), "t"))
-    assert caught.value.offset == len("añb你".encode())
-
-
 # Fuzzing: whatever the arguments, a line on stderr and an exit code, never a traceback ----
 
 _words = st.text(st.characters(codec="utf-8"), max_size=12) | st.sampled_from(

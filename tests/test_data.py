@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import re
 
 import pytest
 
@@ -100,3 +101,34 @@ def test_the_shipped_course_texts_can_be_read():
         assert course_text(name) == course_text_path(name).read_text(encoding="utf-8")
     with pytest.raises(FileNotFoundError, match="there are: "):
         course_text("surely-not-a-course-text.txt")
+
+
+# Names and sizes that are refused -----------------------------------------------------------
+
+
+def test_course_text_reads_only_the_course_texts():
+    for name in ["../README.md", "/etc/hostname", "", "."]:
+        with pytest.raises(FileNotFoundError, match="there are: dog_park.txt"):
+            course_text(name)
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "message"),
+    [
+        (lambda: english_prose(-5), ValueError, "max_chars must be >= 0, got -5"),
+        (lambda: english_prose(2.5), TypeError, "max_chars must be an int"),
+        (lambda: python_source(2.5), TypeError, "max_bytes must be an int"),
+    ],
+    ids=["negative", "float-chars", "float-bytes"],
+)
+def test_corpus_sizes_are_checked(call, error, message):
+    # english_prose(-5) used to return all but the last 5 characters.
+    with pytest.raises(error, match=re.escape(message)):
+        call()
+
+
+def test_corpus_head_takes_one_path_as_well_as_a_list(tmp_path):
+    path = tmp_path / "c.txt"
+    path.write_text("héllo wörld", encoding="utf-8")
+    assert data.corpus_head(str(path), 6) == "héllo"  # was read as the files 'c', '.', 't', ...
+    assert data.corpus_head([path, path], 100) == "héllo wörld" * 2

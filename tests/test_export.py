@@ -17,7 +17,13 @@ from tokenizers import Tokenizer as HFTokenizer
 
 from bpe_course import GPT2_PATTERN, GPT4_PATTERN, O200K_PATTERN, Tokenizer, pretokenize
 from bpe_course.course.data import english_prose, python_source
-from bpe_course.formats.export import GPT4_ONIG_PATTERN, O200K_ONIG_PATTERN, hf_json, onig_pattern
+from bpe_course.formats.export import (
+    GPT4_ONIG_PATTERN,
+    O200K_ONIG_PATTERN,
+    check_exportable,
+    hf_json,
+    onig_pattern,
+)
 from bpe_course.openai import load_tiktoken_file
 from bpe_course.pretokens import count_pretokens
 from bpe_course.train import train_from_counts
@@ -363,3 +369,20 @@ def test_hf_refuses_a_special_token_spelled_like_an_ordinary_token():
     # "»" is how the vocabulary spells the byte 0xBB; HF would give the special token id 187.
     with pytest.raises(ValueError, match="same spelling as ordinary token id 187"):
         hf_json(Tokenizer(byte_vocab(), [], ["»"]))
+
+
+def test_tiktoken_export_refuses_special_tokens_it_would_match_in_another_order():
+    """tiktoken tries special tokens in an order of its own, not longest first: with
+    "<|end" beside "<|endoftext|>" it read "<|endoftext|>" as "<|end" + text, silently."""
+    nested = Tokenizer(byte_vocab(), [], ["<|endoftext|>", "<|end"])
+    with pytest.raises(ValueError, match=r"tiktoken would read special token '<\|endoftext\|>'"):
+        nested.to_tiktoken_params("x")
+    fine = Tokenizer(byte_vocab(), [], ["<|endoftext|>", "<|endoftext|><|endoftext|>"])
+    encoding = tiktoken.Encoding(**fine.to_tiktoken_params("x"))  # this order works: allowed
+    text = "<|endoftext|><|endoftext|><|endoftext|>"
+    assert encoding.encode(text, allowed_special="all") == fine.encode(text)
+
+
+def test_a_special_token_of_one_byte_is_refused_for_export_with_a_reason():
+    with pytest.raises(ValueError, match=r"special token '\[' is the single byte 0x5b"):
+        check_exportable(["["], GPT2_PATTERN)

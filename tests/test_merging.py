@@ -141,7 +141,7 @@ def test_reachable_tokens_equal_encoding_each_token(shuffle, data):
     assert found == reachable_by_reference(merges)
 
 
-def test_the_issue_example_is_not_reachable():
+def test_abc_is_not_reachable_when_bc_is_merged_before_ab():
     merges = [(b"b", b"c"), (b"a", b"b"), (b"ab", b"c")]
     vocab, ids_of, pair_ranks, merged_ids = tables(merges)
     found = reachable_tokens(vocab, pair_ranks, merged_ids, list(range(256)))

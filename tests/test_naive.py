@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from bpe_course import get_pair_counts, merge, train_from_counts, train_from_counts_naive
-from bpe_course.base import initial_vocab, merges_to_learn
 
 #: The word counts of the textbook example (Sennrich et al.'s "low lower widest newest").
 TEXTBOOK_COUNTS = {"low": 5, "lower": 2, "widest": 3, "newest": 6}
@@ -64,19 +63,6 @@ def test_merge_does_not_modify_its_input():
     ids = [1, 2, 1, 2]
     merge(ids, (1, 2), 9)
     assert ids == [1, 2, 1, 2]
-
-
-def test_initial_vocab_is_the_bytes_then_the_special_tokens():
-    vocab = initial_vocab(["<|endoftext|>", "<pad>"])
-    assert len(vocab) == 258
-    assert all(vocab[i] == bytes([i]) for i in range(256))
-    assert vocab[256] == b"<|endoftext|>"
-    assert vocab[257] == b"<pad>"
-
-
-def test_merges_to_learn():
-    assert merges_to_learn(256, []) == 0
-    assert merges_to_learn(500, ["<|endoftext|>"]) == 243
 
 
 @pytest.mark.parametrize("train", [train_from_counts, train_from_counts_naive])

@@ -10,7 +10,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 from strategies import ENDOFTEXT, any_text, special_text
 
-from bpe_course.base import check_special_tokens
 from bpe_course.pretokens import (
     GPT2_PATTERN,
     GPT4_PATTERN,
@@ -111,8 +110,3 @@ def test_count_pretokens_drops_special_tokens():
 def test_count_pretokens_without_special_tokens_counts_them_as_text():
     counts = count_pretokens(f"a{ENDOFTEXT}", [])
     assert counts == Counter({"a": 1, "<|": 1, "endoftext": 1, "|>": 1})
-
-
-def test_check_special_tokens_accepts_none_and_iterables():
-    assert check_special_tokens(None) == []
-    assert check_special_tokens(iter(["<a>", "<b>"])) == ["<a>", "<b>"]

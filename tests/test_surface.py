@@ -16,7 +16,7 @@ from strategies import ENDOFTEXT, raw_text, split_points, tiktoken_text
 from test_openai import HAND_PICKED
 
 from bpe_course.safety.specials import SPECIAL_POLICIES, DisallowedSpecialError
-from bpe_course.speed import batches, streaming
+from bpe_course.speed import streaming
 
 ENCODINGS = ["gpt2", "cl100k_base", "o200k_base"]
 
@@ -138,28 +138,6 @@ def test_default_differs_from_tiktoken(pair, name):
     )
 
 
-# Batches -----------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("name", ENCODINGS)
-@pytest.mark.parametrize("parallel", [False, True])
-def test_batches_match_tiktoken(pair, name, parallel, monkeypatch):
-    ours, theirs = pair[name]
-    if parallel:
-        monkeypatch.setattr(batches, "BATCH_PARALLEL_CHARS", 0)
-    texts = HAND_PICKED[:40]
-    assert ours.encode_ordinary_batch(texts, num_threads=2) == theirs.encode_ordinary_batch(
-        texts, num_threads=2
-    )
-    assert ours.encode_batch(texts, num_threads=2) == theirs.encode_batch(
-        texts, num_threads=2, allowed_special="all"
-    )
-    plain = {"allowed_special": set(), "disallowed_special": ()}
-    assert ours.encode_batch(texts, **plain) == theirs.encode_batch(texts, **plain)
-    refused = outcome(theirs.encode_batch, texts, allowed_special=set())
-    assert outcome(ours.encode_batch, texts, allowed_special=set()) == refused
-
-
 # Decoding ----------------------------------------------------------------------------------
 
 
@@ -210,7 +188,7 @@ def test_decode_of_arbitrary_ids_matches_tiktoken(pair, data, name):
     compare_decode(ours, theirs, data.draw(st.lists(valid, max_size=12)))
 
 
-# Surrogates and control characters (issue 10) ----------------------------------------------
+# Surrogates and control characters -----------------------------------------------------------
 
 
 @pytest.mark.parametrize("name", ENCODINGS)

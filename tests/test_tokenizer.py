@@ -4,14 +4,10 @@ from __future__ import annotations
 
 import gc
 import io
-import os
 import pickle
 import re
-import signal
-import subprocess
 import sys
 import threading
-import time
 import tracemalloc
 import warnings
 import weakref
@@ -27,7 +23,7 @@ from bpe_course import tokenizer as tokenizer_module
 from bpe_course.course.data import english_prose, python_source
 from bpe_course.pretokens import pretokenize
 from bpe_course.safety.specials import SPECIAL_POLICIES, DisallowedSpecialError
-from bpe_course.speed import batches, piececache, streaming
+from bpe_course.speed import piececache, streaming
 from bpe_course.utf8 import byte_vocab
 
 #: The tokenizers of the ``tokenizers`` fixture: one trained here and OpenAI's three.
@@ -244,7 +240,7 @@ def test_byte_ids_need_not_be_0_to_255():
     assert tokenizer.encode("abc ab") == tokenizer.encode_naive("abc ab")
 
 
-# Vocabularies not learned here (issue 10) -------------------------------------------------
+# Vocabularies not learned here ---------------------------------------------------------------
 
 
 def test_a_token_the_merges_split_is_not_returned_whole():
@@ -794,103 +790,3 @@ def test_encode_iterable_refuses_a_special_token_cut_between_chunks(trained_toke
         list(trained_tokenizer.encode_iterable(chunks, **SPECIAL_POLICIES["raise"]))
     plain = trained_tokenizer.encode_ordinary("".join(chunks))
     assert list(trained_tokenizer.encode_iterable(chunks, **SPECIAL_POLICIES["none"])) == plain
-
-
-# Batches -----------------------------------------------------------------------------------
-
-BATCH = [
-    "",
-    "Hello, world!",
-    f"a{ENDOFTEXT}b{ENDOFTEXT * 2}<pad>",
-    "中文 \ud83d\ude00 \udc00",
-    english_prose(3000),
-    "   \n\n  x",
-]
-
-
-@pytest.mark.parametrize("name", TOKENIZER_NAMES)
-def test_batches_give_the_ids_of_one_call_per_text(tokenizers, name, monkeypatch, pool_spy):
-    tokenizer = tokenizers[name]
-    texts = BATCH * 3
-    expected = [tokenizer.encode(text) for text in texts]
-    ordinary = [tokenizer.encode_ordinary(text) for text in texts]
-    assert tokenizer.encode_batch(texts) == expected
-    assert tokenizer.encode_ordinary_batch(iter(texts)) == ordinary
-    assert pool_spy == []  # a small batch is encoded here
-    monkeypatch.setattr(batches, "BATCH_PARALLEL_CHARS", 0)
-    assert tokenizer.encode_batch(texts, num_processes=2) == expected
-    assert tokenizer.encode_ordinary_batch(texts, num_threads=2) == ordinary
-    assert pool_spy == [2, 2]
-    allow = {
-        "allowed_special": set(tokenizer.special_tokens_set) - {ENDOFTEXT},
-        "disallowed_special": (),
-    }
-    assert tokenizer.encode_batch(texts, num_processes=2, **allow) == [
-        tokenizer.encode(text, **allow) for text in texts
-    ]
-    assert tokenizer.encode_batch([]) == []
-
-
-def test_batch_errors_are_clear(trained_tokenizer, monkeypatch, pool_spy):
-    monkeypatch.setattr(batches, "BATCH_PARALLEL_CHARS", 0)
-    with pytest.raises(DisallowedSpecialError, match="<pad>"):
-        trained_tokenizer.encode_batch(["fine", "x<pad>"], allowed_special=set())
-    with pytest.raises(TypeError, match="expects a list of strings, got str"):
-        trained_tokenizer.encode_batch("one text")
-    with pytest.raises(TypeError, match="text 1 is a bytes"):
-        trained_tokenizer.encode_ordinary_batch(["a", b"b"])
-    with pytest.raises(ValueError, match="num_processes must be at least 1"):
-        trained_tokenizer.encode_batch(["a", "b"], num_processes=-1)
-    assert pool_spy == []  # refused before any worker started
-
-
-def test_even_slices_cover_every_text_once():
-    for sizes in ([], [0], [1] * 10, [100, 1, 1, 1], [1, 1, 1, 100], [0, 0, 5, 0]):
-        for parts in (1, 2, 3, 8):
-            slices = batches.even_slices(sizes, parts)
-            assert [i for start, end in slices for i in range(start, end)] == list(
-                range(len(sizes))
-            )
-            assert len(slices) <= max(parts, 1)
-
-
-#: A batch big enough to keep two workers busy for a while, then a report of how it ended.
-BATCH_CHILD = """
-import signal, sys
-signal.signal(signal.SIGINT, signal.default_int_handler)  # a background job starts ignoring it
-from bpe_course import Tokenizer
-from bpe_course.speed import batches, piececache, streaming
-from bpe_course.utf8 import byte_vocab
-batches.BATCH_PARALLEL_CHARS = 0
-texts = ["the quick brown fox jumps over the lazy dog " * 200] * 4000
-try:
-    Tokenizer(byte_vocab(), []).encode_batch(texts, num_processes=2)
-    print("finished")
-except KeyboardInterrupt:
-    print("interrupted")
-"""
-
-
-@pytest.mark.skipif(not hasattr(signal, "SIGINT") or os.name != "posix", reason="POSIX signals")
-def test_ctrl_c_during_a_parallel_batch_stops_every_worker():
-    # Its own process group, so that the signal goes to every process in it, as Ctrl-C in a
-    # terminal does: the workers must ignore it and leave stopping to the main process.
-    child = subprocess.Popen(
-        [sys.executable, "-c", BATCH_CHILD],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-    )
-    workers: list[str] = []
-    deadline = time.monotonic() + 60
-    while len(workers) < 2 and time.monotonic() < deadline and child.poll() is None:
-        time.sleep(0.05)
-        listing = subprocess.run(["pgrep", "-P", str(child.pid)], capture_output=True, text=True)
-        workers = listing.stdout.split()
-    assert len(workers) == 2, "the batch never started its two workers"
-    os.killpg(child.pid, signal.SIGINT)
-    out, err = child.communicate(timeout=60)
-    assert out.decode().strip() == "interrupted"
-    assert err.decode() == ""  # no traceback from the workers either
-    time.sleep(0.5)
-    assert all(not os.path.exists(f"/proc/{pid}") for pid in workers)

@@ -60,7 +60,7 @@ def _encodings() -> list[str]:
     try:
         tiktoken_encoding("o200k_base")
     except (KeyError, ValueError, FileNotFoundError, ModuleNotFoundError):
-        pass  # o200k_base arrives with its own issue; tested here once it loads offline
+        pass  # o200k_base is tested here whenever its file loads offline
     else:
         names.append("o200k_base")
     return names

@@ -1,4 +1,5 @@
-"""Where the chunker cuts a corpus file, and that its counts never depend on the cuts."""
+"""Counting a corpus file in chunks: where the chunks are cut, and that the counts never depend
+on the cuts, the executor or the memory of a worker (the cut rules themselves: test_cuts.py)."""
 
 from __future__ import annotations
 
@@ -11,14 +12,15 @@ from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-import regex
-from hypothesis import HealthCheck, find, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from strategies import CUT_FRAGMENTS, corpora, cut_text_with_specials
 
 from bpe_course.base import ENDOFTEXT
-from bpe_course.pretokens import GPT2_PATTERN, GPT4_PATTERN, O200K_PATTERN, count_pretokens
+from bpe_course.pretokens import GPT2_PATTERN, GPT4_PATTERN, count_pretokens
+from bpe_course.pretokens import NAMED_PATTERNS as PATTERNS
 from bpe_course.safety.interrupts import worker_ignores_ctrl_c
-from bpe_course.speed import counting as chunks
+from bpe_course.speed import counting
 from bpe_course.speed.counting import (
     LongChunkWarning,
     count_chunk,
@@ -26,114 +28,13 @@ from bpe_course.speed.counting import (
     count_text_pretokens,
     find_chunk_boundaries,
 )
-from bpe_course.speed.cuts import SAFE_CUTS, CutRule, cut_rules_regex
 from bpe_course.train import train_bpe
-
-PATTERNS = {"gpt2": GPT2_PATTERN, "gpt4": GPT4_PATTERN, "o200k": O200K_PATTERN}
-
-# fmt: off
-#: Text that sits on the edges of the cut rules: every class of character the rules name, on
-#: both sides of every kind of line break and whitespace run.
-CUT_FRAGMENTS = [
-    # whitespace: runs, every line break, Unicode spaces the regex module counts as \s, and
-    # U+001C-U+001F, which str.isspace() counts but \s does not
-    " ", "  ", "   ", "\t", "\n", "\n\n", "\r\n", "\r\n\r\n", "\r", "\r\r\n", " \n", "\n ",
-    " \r\n ", "\t\n", "\u00a0", "\u2028", "\u2029", "\x85", "\x0b", "\x0c", "\u3000", "\u1680",
-    "\u202f", "\x1c", "\x1f",
-    # letters of every category: Ll, Lu, Lt, Lm, Lo, and ones that case-fold to s and k
-    "a", "Z", "ab", "AB", "Ab", "aB", "é", "ß", "ǅ", "ʰ", "中", "Ж", "ж", "ſ", "\u212a",
-    # combining marks (Mn, Mc, Me), alone and on a letter
-    "\u0301", "e\u0301", "\u0903", "\u20dd",
-    # numbers: digit runs of every length, and No, Nl and non-ASCII digits
-    "1", "12", "123", "1234", "½", "٣", "Ⅻ", "²",
-    # apostrophes and contractions in every case, and a look-alike
-    "'", "'s", "'S", "'t", "'ll", "'LL", "'lL", "'ve", "'Re", "'rE", "'d", "'M", "\u2019", "n't",
-    # punctuation, slashes and line breaks together (GPT-4 and o200k glue these)
-    ".", "-", "!", "/", "//", "-\n/", ".\r\n", "\n/", "/\n", "#", "\ufffd", "😀", "\x00",
-    "\u200b", "\x7f",
-]
-# fmt: on
-
-#: Whole, doubled, half and overlapping special tokens, for the cuts a file gets.
-SPECIAL_FRAGMENTS = [ENDOFTEXT, ENDOFTEXT * 2, "<|", "|>", "<|endof", "text|>", "<s>", "<s"]
-
-cut_text = st.lists(st.sampled_from(CUT_FRAGMENTS), max_size=30).map("".join)
-special_text = st.lists(st.sampled_from(CUT_FRAGMENTS + SPECIAL_FRAGMENTS), max_size=40).map(
-    "".join
-)
-
-
-def named_rules() -> list[tuple[str, CutRule]]:
-    return [(name, rule) for name, pattern in PATTERNS.items() for rule in SAFE_CUTS[pattern]]
-
-
-def unsafe_cuts(text: str, pattern: str, rule: CutRule) -> list[int]:
-    """The places ``rule`` cuts ``text`` where the two sides pretokenize differently from the
-    whole. Comparing the pieces, in order, is stricter than comparing their counts."""
-    compiled = regex.compile(pattern)
-    whole = compiled.findall(text)
-    return [
-        match.start()
-        for match in cut_rules_regex([rule]).finditer(text)
-        if compiled.findall(text[: match.start()]) + compiled.findall(text[match.start() :])
-        != whole
-    ]
 
 
 def write(tmp_path: Path, text: str, name: str = "corpus.txt") -> Path:
     path = tmp_path / name
     path.write_bytes(text.encode("utf-8"))
     return path
-
-
-# The rules, one at a time ------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(("name", "rule"), named_rules(), ids=lambda x: getattr(x, "name", x))
-@given(text=cut_text)
-def test_a_rule_never_changes_the_pieces(name, rule, text):
-    assert unsafe_cuts(text, PATTERNS[name], rule) == []
-
-
-#: Every rule cuts this text somewhere, so the test above is never vacuous.
-EVERY_CLASS = "ab 12,x.3\u0301 é\r\n-\n\tz'1' 'q /a\u00a05"
-
-
-@pytest.mark.parametrize(("name", "rule"), named_rules(), ids=lambda x: getattr(x, "name", x))
-def test_every_rule_finds_cuts_in_ordinary_text(name, rule):
-    assert cut_rules_regex([rule]).search(EVERY_CLASS)
-    assert unsafe_cuts(EVERY_CLASS, PATTERNS[name], rule) == []
-
-
-#: Rules that look safe and are not: the test above must catch each.
-TEMPTING_RULES = [
-    ("gpt2", CutRule("after a newline", r"\n", r"\S")),  # "a\n\nb" has "\n", "\n"; "a\n\n" "\n\n"
-    ("gpt2", CutRule("whitespace | visible", r"\s", r"\S")),  # " b" is one piece
-    ("gpt2", CutRule("' | letter", r"'", r"\p{L}")),  # "'s"
-    ("gpt4", CutRule("symbol | line break", r"[^\s\p{L}\p{N}]", r"[\r\n]")),  # ".\r\n"
-    ("gpt4", CutRule("space | letter", r"[^\S\r\n]", r"\p{L}")),  # "\tword", "\u2028word"
-    ("gpt4", CutRule("digit | digit", r"\p{N}", r"\p{N}")),  # digits in threes
-    ("gpt4", CutRule("any line break | visible", r"[\r\n\x85\u2028]", r"\S")),  # "\x85word"
-    ("o200k", CutRule("line break | visible", r"[\r\n]", r"\S")),  # "-\n/"
-    ("o200k", CutRule("letter | '", r"\p{L}", r"'")),  # "don't"
-    ("o200k", CutRule("mark | symbol", r"\p{M}", r"[^\s\p{L}\p{N}]")),
-    ("o200k", CutRule("lower | upper", r"\p{Ll}", r"\p{Lu}")),  # "'rE" is a contraction
-]
-
-
-@pytest.mark.parametrize(("name", "rule"), TEMPTING_RULES, ids=lambda x: getattr(x, "name", x))
-def test_the_rule_test_catches_tempting_wrong_rules(name, rule):
-    counterexample = find(
-        cut_text,
-        lambda text: unsafe_cuts(text, PATTERNS[name], rule) != [],
-        settings=settings(max_examples=20_000, database=None),
-    )
-    assert unsafe_cuts(counterexample, PATTERNS[name], rule)
-
-
-def test_an_unknown_pattern_has_no_rules():
-    assert chunks.safe_cut_regex(r"\S+|\s+") is None
-    assert set(SAFE_CUTS) == set(PATTERNS.values())
 
 
 # Cuts in a file ----------------------------------------------------------------------------
@@ -176,7 +77,10 @@ def test_corpora_with_few_easy_cuts_get_many_chunks(tmp_path, name, shape, text,
 
 
 @pytest.mark.parametrize("name", PATTERNS)
-@given(text=special_text, special_tokens=st.sampled_from([[], [ENDOFTEXT], [ENDOFTEXT, "<s>"]]))
+@given(
+    text=cut_text_with_specials,
+    special_tokens=st.sampled_from([[], [ENDOFTEXT], [ENDOFTEXT, "<s>"]]),
+)
 @settings(suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 def test_chunked_counts_equal_whole_counts_on_adversarial_text(
     tmp_path, name, text, special_tokens
@@ -188,6 +92,18 @@ def test_chunked_counts_equal_whole_counts_on_adversarial_text(
             [str(path)], special_tokens, PATTERNS[name], num_processes=1, chunk_bytes=chunk_bytes
         )
         assert counts == whole
+
+
+@given(corpus=corpora(), pattern=st.sampled_from(list(PATTERNS.values())))
+def test_chunked_counts_equal_counts_of_the_whole_text(tmp_path, corpus, pattern):
+    special_tokens, text = corpus
+    path = tmp_path / "corpus.txt"
+    path.write_bytes(text.encode("utf-8"))
+    for chunk_bytes in (1, 7, 50):
+        counts = count_file_pretokens(
+            [str(path)], special_tokens, pattern, num_processes=1, chunk_bytes=chunk_bytes
+        )
+        assert counts == count_pretokens(text, special_tokens, pattern)
 
 
 #: Bytes that are not UTF-8: a lone continuation byte, characters cut short, a byte never
@@ -224,7 +140,7 @@ def test_a_special_token_across_a_read_block_is_found(tmp_path, before_block_end
     # it. A token that starts a few bytes before a block ends must be found whole; missed, the
     # cut would fall at the first space after byte 280,000 instead.
     chunk_bytes = 280_000
-    block_end = chunk_bytes - len(ENDOFTEXT) + chunks.SEARCH_BLOCK
+    block_end = chunk_bytes - len(ENDOFTEXT) + counting.SEARCH_BLOCK
     token_at = block_end - before_block_end
     text = ("a " * chunk_bytes)[:token_at] + ENDOFTEXT + "b " * 100
     path = write(tmp_path, text)
@@ -237,7 +153,7 @@ def test_a_character_across_a_read_block_is_decoded_whole(tmp_path, before_block
     # first safe cut is after it, before the space. And a search that starts inside a
     # character (byte 10 of a run of them) finds the cut at the end of the run.
     chunk_bytes = 10
-    block_end = chunk_bytes - chunks.MAX_CHAR_BYTES + chunks.SEARCH_BLOCK
+    block_end = chunk_bytes - counting.MAX_CHAR_BYTES + counting.SEARCH_BLOCK
     letter_at = block_end - before_block_end
     text = "a" * letter_at + "日 b"
     path = write(tmp_path, text)
@@ -277,7 +193,7 @@ def test_a_cut_is_never_inside_a_special_token(tmp_path):
 def test_parallel_counts_equal_counts_of_the_whole_text(
     tmp_path, monkeypatch, pool_spy, chunk_bytes
 ):
-    monkeypatch.setattr(chunks, "PARALLEL_THRESHOLD", 0)
+    monkeypatch.setattr(counting, "PARALLEL_THRESHOLD", 0)
     text = f"Hello,  world!\n\n  {ENDOFTEXT}{ENDOFTEXT}  中文 😀 123456\r\nend.\nnext " * 60
     path = write(tmp_path, text)
     for special_tokens in ([ENDOFTEXT], []):
@@ -320,7 +236,7 @@ def test_a_special_token_inside_a_longer_one_is_not_a_cut(tmp_path):
 def test_a_stretch_without_a_safe_cut_is_reported_once(
     tmp_path, monkeypatch, text, special_tokens, pattern, why
 ):
-    monkeypatch.setattr(chunks, "MIN_CHUNK_BYTES", 100)
+    monkeypatch.setattr(counting, "MIN_CHUNK_BYTES", 100)
     path = write(tmp_path, "x y " * 100 + text + " z" * 100)
     with pytest.warns(LongChunkWarning) as caught:
         counts = count_file_pretokens(
@@ -333,7 +249,7 @@ def test_a_stretch_without_a_safe_cut_is_reported_once(
 
 
 def test_a_corpus_with_safe_cuts_is_not_reported(tmp_path, monkeypatch):
-    monkeypatch.setattr(chunks, "MIN_CHUNK_BYTES", 100)
+    monkeypatch.setattr(counting, "MIN_CHUNK_BYTES", 100)
     path = write(tmp_path, "x y\r\n" * 2000)
     with warnings.catch_warnings():
         warnings.simplefilter("error", LongChunkWarning)
@@ -344,11 +260,11 @@ def test_a_corpus_with_safe_cuts_is_not_reported(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("name", PATTERNS)
-@given(text=special_text, special_tokens=st.sampled_from([[], [ENDOFTEXT]]))
+@given(text=cut_text_with_specials, special_tokens=st.sampled_from([[], [ENDOFTEXT]]))
 def test_counting_text_in_spans_gives_the_counts_of_the_whole(
     monkeypatch, name, text, special_tokens
 ):
-    monkeypatch.setattr(chunks, "SPAN_CHARS", 3)
+    monkeypatch.setattr(counting, "SPAN_CHARS", 3)
     counts = count_text_pretokens(text, special_tokens, PATTERNS[name])
     assert counts == count_pretokens(text, special_tokens, PATTERNS[name])
 
@@ -450,7 +366,7 @@ def test_stopping_early_cancels_the_tasks_not_started(tmp_path, monkeypatch):
         test_over.wait()
         return Counter()
 
-    monkeypatch.setattr(chunks, "count_chunk", interrupted)
+    monkeypatch.setattr(counting, "count_chunk", interrupted)
     with ThreadPoolExecutor(1) as executor:
         with pytest.raises(KeyboardInterrupt):
             count_file_pretokens([str(path)], executor=executor, chunk_bytes=1000)

@@ -1,0 +1,132 @@
+"""Safe cuts: each rule never changes the pieces of the three named split patterns, and the
+spans and stream ends cut at them cover the text exactly.
+
+The rules are the proofs of :mod:`bpe_course.speed.cuts` put to the test: a cut at any place a
+rule allows must give the same pretokens, in order, as no cut. Where the cuts are used: a
+corpus file in chunks (``test_counting.py``), ``encode`` a span at a time and
+``encode_iterable`` up to the last safe cut (``test_tokenizer.py``).
+"""
+
+from __future__ import annotations
+
+import pytest
+import regex
+from hypothesis import find, given, settings
+from hypothesis import strategies as st
+from strategies import cut_text
+
+from bpe_course.pretokens import GPT2_PATTERN
+from bpe_course.pretokens import NAMED_PATTERNS as PATTERNS
+from bpe_course.speed.cuts import (
+    SAFE_CUTS,
+    CutRule,
+    cut_rules_regex,
+    last_safe_cut,
+    safe_cut_regex,
+    spans_between_safe_cuts,
+)
+
+
+def named_rules() -> list[tuple[str, CutRule]]:
+    return [(name, rule) for name, pattern in PATTERNS.items() for rule in SAFE_CUTS[pattern]]
+
+
+def unsafe_cuts(text: str, pattern: str, rule: CutRule) -> list[int]:
+    """The places ``rule`` cuts ``text`` where the two sides pretokenize differently from the
+    whole. Comparing the pieces, in order, is stricter than comparing their counts."""
+    compiled = regex.compile(pattern)
+    whole = compiled.findall(text)
+    return [
+        match.start()
+        for match in cut_rules_regex([rule]).finditer(text)
+        if compiled.findall(text[: match.start()]) + compiled.findall(text[match.start() :])
+        != whole
+    ]
+
+
+# The rules, one at a time ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("name", "rule"), named_rules(), ids=lambda x: getattr(x, "name", x))
+@given(text=cut_text)
+def test_a_rule_never_changes_the_pieces(name, rule, text):
+    assert unsafe_cuts(text, PATTERNS[name], rule) == []
+
+
+#: Every rule cuts this text somewhere, so the test above is never vacuous.
+EVERY_CLASS = "ab 12,x.3\u0301 é\r\n-\n\tz'1' 'q /a\u00a05"
+
+
+@pytest.mark.parametrize(("name", "rule"), named_rules(), ids=lambda x: getattr(x, "name", x))
+def test_every_rule_finds_cuts_in_ordinary_text(name, rule):
+    assert cut_rules_regex([rule]).search(EVERY_CLASS)
+    assert unsafe_cuts(EVERY_CLASS, PATTERNS[name], rule) == []
+
+
+#: Rules that look safe and are not: the test above must catch each.
+TEMPTING_RULES = [
+    ("gpt2", CutRule("after a newline", r"\n", r"\S")),  # "a\n\nb" has "\n", "\n"; "a\n\n" "\n\n"
+    ("gpt2", CutRule("whitespace | visible", r"\s", r"\S")),  # " b" is one piece
+    ("gpt2", CutRule("' | letter", r"'", r"\p{L}")),  # "'s"
+    ("gpt4", CutRule("symbol | line break", r"[^\s\p{L}\p{N}]", r"[\r\n]")),  # ".\r\n"
+    ("gpt4", CutRule("space | letter", r"[^\S\r\n]", r"\p{L}")),  # "\tword", "\u2028word"
+    ("gpt4", CutRule("digit | digit", r"\p{N}", r"\p{N}")),  # digits in threes
+    ("gpt4", CutRule("any line break | visible", r"[\r\n\x85\u2028]", r"\S")),  # "\x85word"
+    ("o200k", CutRule("line break | visible", r"[\r\n]", r"\S")),  # "-\n/"
+    ("o200k", CutRule("letter | '", r"\p{L}", r"'")),  # "don't"
+    ("o200k", CutRule("mark | symbol", r"\p{M}", r"[^\s\p{L}\p{N}]")),
+    ("o200k", CutRule("lower | upper", r"\p{Ll}", r"\p{Lu}")),  # "'rE" is a contraction
+]
+
+
+@pytest.mark.parametrize(("name", "rule"), TEMPTING_RULES, ids=lambda x: getattr(x, "name", x))
+def test_the_rule_test_catches_tempting_wrong_rules(name, rule):
+    counterexample = find(
+        cut_text,
+        lambda text: unsafe_cuts(text, PATTERNS[name], rule) != [],
+        settings=settings(max_examples=20_000, database=None),
+    )
+    assert unsafe_cuts(counterexample, PATTERNS[name], rule)
+
+
+def test_an_unknown_pattern_has_no_rules():
+    assert safe_cut_regex(r"\S+|\s+") is None
+    assert set(SAFE_CUTS) == set(PATTERNS.values())
+
+
+# Spans and stream ends cut at the rules -----------------------------------------------------
+
+
+@pytest.mark.parametrize("name", PATTERNS)
+@given(text=cut_text, span=st.integers(1, 40), reach=st.none() | st.integers(0, 20))
+def test_spans_cover_the_text_in_order_and_cut_only_at_safe_places(name, text, span, reach):
+    rule = safe_cut_regex(PATTERNS[name])
+    spans = list(spans_between_safe_cuts(text, rule, span, reach))
+    starts, ends = [start for start, _ in spans], [end for _, end in spans]
+    assert starts == [0, *ends[:-1]] and ends[-1] == len(text)
+    for start, end in spans[:-1]:
+        assert end - start >= span  # a cut comes at least a span after the one before
+        assert rule.match(text, end)  # and only where a rule allows it
+    pieces = [p for start, end in spans for p in regex.findall(PATTERNS[name], text[start:end])]
+    assert pieces == regex.findall(PATTERNS[name], text)
+
+
+def test_without_a_rule_or_a_cut_in_reach_the_rest_is_one_span():
+    text = "word " * 10 + "x" * 100 + " end"
+    assert list(spans_between_safe_cuts(text, None, 5)) == [(0, len(text))]
+    rule = safe_cut_regex(GPT2_PATTERN)
+    spans = list(spans_between_safe_cuts(text, rule, 5, reach=10))
+    assert spans[-1] == (spans[-1][0], len(text))
+    assert "x" * 100 in text[spans[-1][0] :]  # the run of x has no cut within reach
+    assert len(list(spans_between_safe_cuts(text, rule, 5))) > len(spans)  # unbounded: found
+
+
+@pytest.mark.parametrize("name", PATTERNS)
+@given(text=cut_text, reach=st.integers(0, 50))
+def test_the_last_safe_cut_is_the_last_place_a_rule_allows_within_reach(name, text, reach):
+    rule = safe_cut_regex(PATTERNS[name])
+    cut = last_safe_cut(text, rule, reach)
+    allowed = [m.start() for m in rule.finditer(text) if m.start() >= len(text) - reach]
+    assert cut == (allowed[-1] if allowed else 0)
+    pieces = regex.compile(PATTERNS[name]).findall
+    assert pieces(text[:cut]) + pieces(text[cut:]) == pieces(text)

@@ -1,0 +1,239 @@
+"""Notebook 02 (naive BPE): its exercise checks reject wrong answers and accept right ones.
+
+Each checker (cells tagged ``exercise-checker``) and collapsed solution (tagged ``solution``) is
+loaded from the notebook and called on answers a learner could plausibly write. A wrong answer
+must be rejected with a hint that names the mistake; the solution, and other correct ways to
+write it, must pass.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from notebook_cells import assert_accepted, assert_rejected, load_exercises, verdict
+
+import bpe_course
+
+#: What the solutions of notebook 02 take from the notebook's earlier cells.
+GIVEN_02 = {"get_pair_counts": bpe_course.get_pair_counts, "merge": bpe_course.merge}
+
+
+@pytest.fixture(scope="module")
+def nb02() -> dict[str, Any]:
+    return load_exercises("02_naive_bpe", **GIVEN_02)
+
+
+@pytest.mark.parametrize(
+    ("four", "five", "hint"),
+    [
+        ([9, 9, 9], [9, 9, 5], "the occurrences overlap"),  # counted (5, 5) three times
+        ([9, 9], [9, 9], "a 5 left without a partner stays"),
+        ([9, 9], [5, 9, 9], "the 5 left without a partner is the last one"),
+        ([9, 9], [9, 9, 9, 9], "the occurrences overlap"),
+        ([9, 9], "995", "write the answer as a list"),
+    ],
+)
+def test_02_fives_check_rejects(nb02, capsys, four, five, hint):
+    assert_rejected(capsys, nb02["check_fives"], (four, five), hint)
+
+
+def pick_by_ids(counts, vocab):
+    return max(counts, key=lambda p: (counts[p], p))
+
+
+def pick_by_joined_bytes(counts, vocab):
+    return max(counts, key=lambda p: (counts[p], vocab[p[0]] + vocab[p[1]]))
+
+
+def pick_first_met(counts, vocab):
+    return max(counts, key=counts.get)
+
+
+def pick_smallest(counts, vocab):
+    return min(counts, key=lambda p: (-counts[p], vocab[p[0]], vocab[p[1]]))
+
+
+def pick_by_left_only(counts, vocab):
+    return max(counts, key=lambda p: (counts[p], vocab[p[0]]))
+
+
+def pick_by_bytes_only(counts, vocab):
+    return max(counts, key=lambda p: (vocab[p[0]], vocab[p[1]]))
+
+
+PICK_WRONG = [
+    # {(116, 97): 5, (256, 97): 5} with vocab[256] = b"st": bytes pick (t, a), ids (256, 97)
+    (pick_by_ids, "not their ids"),
+    (pick_by_joined_bytes, "not the two glued together"),
+    (pick_first_met, "depends on dict order"),
+    (pick_smallest, "not the smallest"),
+    (pick_by_left_only, "the right tokens' bytes decide"),
+    (pick_by_bytes_only, "the count decides first"),
+]
+
+
+@pytest.mark.parametrize(("answer", "hint"), PICK_WRONG)
+def test_02_pick_pair_check_rejects(nb02, capsys, answer, hint):
+    assert_rejected(capsys, nb02["check_pick_pair"], (answer,), hint)
+
+
+def test_02_pick_pair_check_shows_an_example_where_ids_and_bytes_disagree(nb02, capsys):
+    _, printed = verdict(capsys, nb02["check_pick_pair"], pick_by_ids)
+    assert "{(116, 97): 5, (256, 97): 5}" in printed
+
+
+def trainer(pick, *, stop: bool = True, replace: bool = True, join: bool = True):
+    """The training loop of notebook 02, with one of the mistakes a learner can make."""
+
+    def train(ids, num_merges):
+        vocab = {i: bytes([i]) for i in range(256)}
+        merges = {}
+        for new_id in range(256, 256 + num_merges):
+            counts = bpe_course.get_pair_counts(ids)
+            if stop and not counts:
+                break
+            best = pick(counts, vocab)
+            if replace:
+                ids = bpe_course.merge(ids, best, new_id)
+            merges[best] = new_id
+            vocab[new_id] = vocab[best[0]] + vocab[best[1]] if join else vocab[best[0]]
+        return merges, vocab
+
+    return train
+
+
+def pick_rightly(counts, vocab):
+    return max(counts, key=lambda p: (counts[p], vocab[p[0]], vocab[p[1]]))
+
+
+def pick_least_frequent(counts, vocab):
+    return min(counts, key=lambda p: (counts[p], vocab[p[0]], vocab[p[1]]))
+
+
+@pytest.mark.parametrize(
+    ("answer", "hint"),
+    [
+        (trainer(pick_by_ids), "not their ids"),
+        (trainer(pick_by_joined_bytes), "not the two glued together"),
+        (trainer(pick_first_met), "depends on dict order"),
+        (trainer(pick_rightly, stop=False), "stop when no pair is left"),
+        (trainer(pick_rightly, replace=False), "Replace each merged pair everywhere"),
+        (trainer(pick_rightly, join=False), "vocab[256] should be"),
+        (trainer(pick_least_frequent), "the package's is"),
+        (lambda ids, n: trainer(pick_rightly)(ids, n)[::-1], "return (merges, vocab)"),
+    ],
+)
+def test_02_train_check_rejects(nb02, capsys, answer, hint):
+    assert_rejected(capsys, nb02["check_train"], (answer,), hint)
+
+
+def encoder(choose):
+    """An encoder that merges until nothing applies, picking the pair with ``choose``."""
+
+    def encode(text, merges):
+        ids = list(text.encode("utf-8"))
+        while candidates := [pair for pair in zip(ids, ids[1:]) if pair in merges]:
+            pair = choose(candidates, merges)
+            ids = bpe_course.merge(ids, pair, merges[pair])
+        return ids
+
+    return encode
+
+
+def encode_one_step(text, merges):
+    ids = list(text.encode("utf-8"))
+    candidates = [pair for pair in zip(ids, ids[1:]) if pair in merges]
+    if candidates:
+        pair = min(candidates, key=merges.get)
+        ids = bpe_course.merge(ids, pair, merges[pair])
+    return ids
+
+
+def encode_without_default_rank(text, merges):
+    ids = list(text.encode("utf-8"))
+    while len(ids) >= 2:
+        pair = min(zip(ids, ids[1:]), key=merges.get)  # None for unknown pairs
+        if pair not in merges:
+            break
+        ids = bpe_course.merge(ids, pair, merges[pair])
+    return ids
+
+
+def encode_longest_match(text, merges):
+    vocab = {i: bytes([i]) for i in range(256)}
+    for (left, right), new_id in merges.items():
+        vocab[new_id] = vocab[left] + vocab[right]
+    id_of = {token: i for i, token in vocab.items()}
+    data, ids, start = text.encode("utf-8"), [], 0
+    while start < len(data):
+        end = max(e for e in range(start + 1, len(data) + 1) if data[start:e] in id_of)
+        ids.append(id_of[data[start:end]])
+        start = end
+    return ids
+
+
+@pytest.mark.parametrize(
+    ("answer", "hint"),
+    [
+        (encoder(lambda pairs, merges: pairs[0]), "you merged the leftmost pair"),
+        (encoder(lambda pairs, merges: max(pairs, key=merges.get)), "the pair learned last"),
+        (encoder(lambda pairs, merges: max(pairs, key=pairs.count)), "not the leftmost, the most"),
+        (encode_one_step, "keep merging until no pair of neighbours is in merges"),
+        (encode_without_default_rank, "give it float('inf')"),
+        (encode_longest_match, "merge the pair learned earliest"),
+        (lambda text, merges: list(text.encode("utf-16-le")), "do not spell the text"),
+    ],
+)
+def test_02_encode_check_rejects(nb02, capsys, answer, hint):
+    assert_rejected(capsys, nb02["check_encode"], (answer,), hint)
+
+
+def test_02_encode_check_accepts_replaying_every_merge_in_order(nb02, capsys):
+    def replay_all(text, merges):
+        ids = list(text.encode("utf-8"))
+        for pair, new_id in merges.items():
+            ids = bpe_course.merge(ids, pair, new_id)
+        return ids
+
+    assert_accepted(capsys, nb02["check_encode"], (replay_all,))
+
+
+NEWER = [b"ne", b"w", b"e", b"r"]
+
+
+@pytest.mark.parametrize(
+    ("lowest", "newer", "hint"),
+    [
+        ([b"lo", b"west"], NEWER, "b'lo' is not a token"),
+        ([b"l", b"o", b"west"], NEWER, "the earliest merge that applies anywhere"),
+        ([b"low", b"e", b"st"], NEWER, "(b'e', b'st') still applies"),
+        ([b"low", b"est"], [b"n", b"e", b"w", b"e", b"r"], "(b'n', b'e') still applies"),
+        ([b"low", b"est"], [b"new", b"er"], "b'new' is not a token"),
+        (["low", "est"], NEWER, "write a list of bytes"),
+        ([b"low", b"es"], NEWER, "join back into the word"),
+    ],
+)
+def test_02_words_check_rejects(nb02, capsys, lowest, newer, hint):
+    assert_rejected(capsys, nb02["check_words"], (lowest, newer), hint)
+
+
+@pytest.mark.parametrize(
+    ("checker", "solution"),
+    [
+        ("check_fives", ("solution_four_fives", "solution_five_fives")),
+        ("check_pick_pair", ("solution_pick_pair",)),
+        ("check_train", ("solution_train",)),
+        ("check_encode", ("solution_encode",)),
+        ("check_words", ("solution_lowest_tokens", "solution_newer_tokens")),
+    ],
+)
+def test_02_checks_accept_the_solutions(nb02, capsys, checker, solution):
+    assert_accepted(capsys, nb02[checker], tuple(nb02[name] for name in solution))
+
+
+def test_02_pick_pair_check_accepts_another_right_answer(nb02, capsys):
+    def sort_and_take_last(counts, vocab):
+        return sorted(counts, key=lambda p: (counts[p], vocab[p[0]], vocab[p[1]]))[-1]
+
+    assert_accepted(capsys, nb02["check_pick_pair"], (sort_and_take_last,))
