@@ -28,7 +28,7 @@ CORE = ["utf8", "base", "naive", "pretokens", "train", "tokenizer"]
 #: needs them.
 ORDER = [
     "utf8", "base", "naive", "pretokens",
-    "safety.interrupts", "safety.files",
+    "safety.interrupts", "safety.files", "safety.staging",
     "speed.workers", "speed.fastsplit", "speed.cuts", "speed.counting", "speed.wordtable",
     "speed.sharing",
     "train",
