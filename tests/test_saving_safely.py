@@ -249,6 +249,27 @@ def test_a_file_added_during_training_is_never_deleted(corpus, tmp_path, capsys,
     assert f"the new tokenizer is in {tmp_path / kept[0]}" in err
 
 
+@pytest.mark.parametrize("made", ["empty folder", "file"])
+def test_an_output_made_during_training_is_respected(corpus, tmp_path, monkeypatch, made):
+    """--out named nothing at the start; then the user made it: an empty folder loses
+    nothing by being replaced, a file is kept and the new tokenizer put beside it."""
+    out = tmp_path / "eo"
+    real_write = folder.write_tokenizer_files
+
+    def write_then_make(tokenizer, where):
+        real_write(tokenizer, where)
+        out.mkdir() if made == "empty folder" else out.write_text("mine")
+
+    monkeypatch.setattr(folder, "write_tokenizer_files", write_then_make)
+    if made == "empty folder":
+        assert train(corpus, out) == 0 and names(out) == sorted(OUTPUT_FILES)
+        return
+    assert train(corpus, out) == 1
+    assert out.read_text() == "mine"
+    (kept,) = [name for name in names(tmp_path) if name.startswith("eo.new-")]
+    assert names(tmp_path / kept) == sorted(OUTPUT_FILES)
+
+
 def test_with_force_only_the_files_there_at_the_start_are_replaced(corpus, tmp_path,
                                                                     monkeypatch):
     out = tmp_path / "eo"
@@ -281,6 +302,17 @@ def test_a_file_added_during_the_swap_itself_is_kept_with_the_old_folder(corpus,
     assert len(kept) == 1 and (tmp_path / kept[0] / "NOTES.md").read_text() == "my notes"
     assert names(tmp_path) == ["eo", kept[0]]
     assert f"kept as {tmp_path / kept[0]}; the tokenizer is saved in {out}" in err
+
+
+def test_a_named_pipe_in_the_output_folder_is_refused_not_waited_on(corpus, tmp_path, capsys):
+    out = tmp_path / "eo"
+    out.mkdir()
+    os.mkfifo(out / "config.json")
+    process = subprocess.run(
+        [sys.executable, "-m", "bpe_course", "train", str(corpus), "--vocab-size", "270",
+         "--out", str(out), "--quiet"], capture_output=True, timeout=120)
+    assert process.returncode == 2 and b"files this tool did not write" in process.stderr
+    assert stat.S_ISFIFO((out / "config.json").lstat().st_mode)
 
 
 def test_publish_folder_keeps_what_its_caller_does_not_vouch_for(tmp_path):
@@ -382,5 +414,9 @@ def test_hidden_folders_that_are_not_ours_are_not_touched(tmp_path):
     no_lock = tmp_path / ".tok.partial-wxyz5678"
     no_lock.mkdir()
     (no_lock / "vocab.json").write_text("someone else's")
+    piped = tmp_path / ".tok.partial-pipe0000"
+    piped.mkdir()
+    os.mkfifo(piped / "lock")  # reading it would wait for ever
     assert staging.remove_stale(str(tmp_path), lambda name: True) == []
     assert (lookalike / "vocab.json").exists() and (no_lock / "vocab.json").exists()
+    assert stat.S_ISFIFO((piped / "lock").lstat().st_mode)

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import tempfile
 import time
 import warnings
@@ -35,7 +36,7 @@ from dataclasses import dataclass
 
 from ..base import check_special_tokens
 from ..pretokens import NAMED_PATTERNS, compile_pattern
-from ..safety.files import is_temporary_of, publish_folder, set_aside
+from ..safety.files import is_temporary_of, kind_of, publish_folder, set_aside
 from ..safety.interrupts import stop_signals_deferred
 from ..safety.staging import Staging, folder_locked, start_staging
 from ..tokenizer import Tokenizer
@@ -76,11 +77,14 @@ def write_tokenizer_files(tokenizer: Tokenizer, folder: str) -> None:
 
 def is_tokenizer_folder(folder: str) -> bool:
     """Does ``folder`` hold only a tokenizer this package wrote (so replacing it loses nothing)?"""
+    path = os.path.join(folder, "config.json")
+    if not os.path.isfile(path):  # a named pipe there would make open() wait for ever
+        return False
     try:
         names = set(os.listdir(folder))
-        with open(os.path.join(folder, "config.json"), encoding="utf-8") as file:
+        with open(path, encoding="utf-8") as file:
             config = json.load(file)
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return False
     return (
         isinstance(config, dict)
@@ -207,23 +211,23 @@ def _ours(name: str) -> bool:
 
 def _check_unchanged(claim: OutputClaim, staging: Staging) -> None:
     """Refuse to replace ``claim.target`` if it is not what was claimed: another run saved
-    there, or it holds names it did not hold then (someone's notes). The second case keeps
-    the new tokenizer, moved beside the folder under a name the message gives."""
-    inode = _inode(claim.target)
-    if inode is None:  # nothing there (any more): nothing to lose
+    there, or it holds names it did not hold then (someone's notes), or it is no longer a
+    folder. But for the first case, the new tokenizer is kept, moved beside the folder
+    under a name the message gives."""
+    try:
+        status = os.lstat(claim.target)
+    except FileNotFoundError:  # nothing there (any more): nothing to lose
         return
-    if inode != claim.inode and is_tokenizer_folder(claim.target):
+    same = status.st_ino == claim.inode
+    if not same and is_tokenizer_folder(claim.target):
         raise FolderError(
             f"{claim.target} changed while this tokenizer was being trained (another "
             "run saved there first); this result was not saved, the other one is kept"
         )
-    if inode != claim.inode:
-        what = "was replaced or made"
+    if not stat.S_ISDIR(status.st_mode):
+        what = f"became {kind_of(status.st_mode)}"
     else:
-        try:
-            added = sorted(set(os.listdir(claim.target)) - claim.names)
-        except FileNotFoundError:  # removed meanwhile: nothing there to lose
-            return
+        added = sorted(set(os.listdir(claim.target)) - (claim.names if same else set()))
         if not added:
             return
         more = f" and {len(added) - 3} more" if len(added) > 3 else ""

@@ -26,6 +26,7 @@ import fcntl
 import os
 import re
 import shutil
+import stat
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -122,16 +123,18 @@ def remove_stale(parent: str, owned: Callable[[str], bool]) -> list[str]:
         match = STAGING_NAME.fullmatch(entry.name)
         if match is None or not entry.is_dir(follow_symlinks=False):
             continue
-        try:
+        try:  # not blocking: a named pipe called "lock" must not stall every save here
             lock = os.open(os.path.join(entry.path, LOCK_NAME),
-                           os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
+                           os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
         except FileNotFoundError:
             remove_if_empty(entry.path)
             continue
         except OSError:
             continue
         try:
-            if os.read(lock, len(MARKER)) != MARKER or not _lock_free(lock):
+            if not stat.S_ISREG(os.fstat(lock).st_mode) or os.read(lock, len(MARKER)) != MARKER:
+                continue
+            if not _lock_free(lock):
                 continue
             target = os.path.join(parent, match.group(1))
             for part in ("new", "old"):
