@@ -32,7 +32,7 @@ FRONT = ["tiktoken_methods", "openai", "tiktoken_encoding", "encodings"]
 #: needs them.
 ORDER = [
     "utf8", "base", "naive", "pretokens",
-    "safety.interrupts", "safety.files",
+    "safety.interrupts", "safety.files", "safety.staging",
     "speed.workers", "speed.fastsplit", "speed.cuts", "speed.counting", "speed.wordtable",
     "speed.sharing",
     "train",

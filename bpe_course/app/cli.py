@@ -10,7 +10,13 @@ Examples::
 
 ``--tokenizer`` takes a folder written by ``train``, or ``gpt2``/``cl100k_base``/``o200k_base``.
 This module only parses arguments and presents results; the work is the library's.
-Mistakes get one line on stderr, never a traceback. Exit codes: 0 ok, 1 bad input, bad
+Mistakes get one line on stderr, never a traceback, also when the input is endless or
+memory runs out (the line names the input and how much of it was read). Text from the
+input reaches a terminal with its control characters drawn (``\\x1b``), never obeyed:
+``show`` and messages always draw them, ``decode`` when its output is a terminal (as
+``less`` does); into a file or a pipe ``decode`` writes the text exactly (as ``cat``
+does). ``encode`` and ``decode`` stream: what they refuse half-way, they refuse saying how
+much output had already been written. Exit codes: 0 ok, 1 bad input, bad
 tokenizer files or output that cannot be written, 2 a wrong command line (unknown option,
 missing file, impossible vocab size, unusable --out, closed stdin), 128 + the signal when
 stopped (130 Ctrl-C, 143 SIGTERM, 129 a closed terminal). Arguments are read as UTF-8.
@@ -19,17 +25,18 @@ stopped (130 Ctrl-C, 143 SIGTERM, 129 a closed terminal). Arguments are read as 
 from __future__ import annotations
 
 import argparse
+import codecs
 import os
 import sys
 import time
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 from .. import base, openai, utf8
 from ..course.data import corpus_head
-from ..course.viz import ansi_tokens, bytes_per_token
+from ..course.viz import ansi_tokens, bytes_per_token, draw_controls
 from ..formats import export, folder
 from ..pretokens import NAMED_PATTERNS
 from ..safety.interrupts import Interrupted, ignore_stop_signals, stop_signals_raise
@@ -51,11 +58,17 @@ class UsageError(Exception):
     """The command line asks for something impossible (exit code 2)."""
 
 
+class UnreadableInput(ValueError):
+    """The input cannot be used as it is (exit code 1); the message names it."""
+
+
 class Parser(argparse.ArgumentParser):
-    """argparse, whose usage errors may quote arguments that are not valid UTF-8."""
+    """argparse, whose usage errors may quote arguments that are not valid UTF-8, and whose
+    help fails loudly when it cannot be written (argparse drops that error silently)."""
 
     def _print_message(self, message: str, file=None) -> None:
-        super()._print_message(terminal.printable(message), file)
+        if message:
+            terminal.write_utf8(file or sys.stderr, terminal.printable(message))
 
 
 def checked(label: str, check: Callable[..., Any], *args: object) -> Any:
@@ -68,20 +81,37 @@ def checked(label: str, check: Callable[..., Any], *args: object) -> Any:
 
 @contextmanager
 def open_input(path: str | None, what: str = "text"):
-    """The binary stream to read (a file, or stdin for ``None``/``-``) and its name."""
+    """The binary stream to read (a file, or stdin for ``None``/``-``) and its name.
+
+    The stream counts the bytes read from it, and running out of memory while it is read
+    (a text that never ends, or one pretoken of gigabytes) is one line naming the input and
+    how much of it was read, as ``grep`` says "memory exhausted".
+    """
     if path is None or path == "-":
         if sys.stdin is None:
             raise UsageError(f"standard input is closed; give the {what} as arguments or a file")
         if sys.stdin.isatty():
             print(f"{PROG}: reading {what} from the terminal; end with Ctrl-D", file=sys.stderr)
-        yield sys.stdin.buffer, "<stdin>"
+        with out_of_memory_named(terminal.MeteredReader(sys.stdin.buffer), "<stdin>") as named:
+            yield named
         return
     if not os.path.exists(path):  # pipes (``<(zcat notes.gz)``) and /dev/null are fine
         raise UsageError(f"input file not found: {path}")
     if os.path.isdir(path):
         raise UsageError(f"{path} is a folder, not a file")
-    with open(path, "rb") as file:
-        yield file, path
+    with open(path, "rb") as file, out_of_memory_named(terminal.MeteredReader(file), path) as named:
+        yield named
+
+
+@contextmanager
+def out_of_memory_named(stream: terminal.MeteredReader, name: str):
+    """``(stream, name)``; a ``MemoryError`` in the block becomes :class:`UnreadableInput`."""
+    try:
+        yield stream, name
+    except MemoryError:
+        raise UnreadableInput(
+            f"{name}: ran out of memory after reading {stream.bytes_read:,} bytes of it"
+        ) from None
 
 
 def read_text(path: str | None, what: str = "text") -> str:
@@ -143,14 +173,21 @@ def cmd_encode(args: argparse.Namespace) -> int:
     with open_input(args.file) as (stream, name):
         policy = SPECIAL_POLICIES[args.special]
         ids = tokenizer.encode_iterable(utf8.iter_utf8(stream, name), **policy)
-        for token_id in ids:
-            count += 1
-            if not args.count:
-                batch.append(str(token_id))
-                if len(batch) >= 8192:  # ids go out in batches, each but the first after a space
-                    space = " " if count > len(batch) else ""
-                    terminal.write_utf8(sys.stdout, space + " ".join(batch))
-                    batch = []
+        try:
+            for token_id in ids:
+                count += 1
+                if not args.count:
+                    batch.append(str(token_id))
+                    if len(batch) >= 8192:  # ids go out in batches, each but the first after
+                        space = " " if count > len(batch) else ""  # a space
+                        terminal.write_utf8(sys.stdout, space + " ".join(batch))
+                        batch = []
+        except DisallowedSpecialError as error:  # found after the ids before it went out
+            written = 0 if args.count else count - len(batch)
+            raise UnreadableInput(
+                f"{name}: the input holds {error.token!r}: use --special all (an id) or none "
+                f"(text){already_written(written, 'ids')}"
+            ) from None
     if args.count:
         terminal.write_utf8(sys.stdout, f"{count}\n")
     else:
@@ -160,12 +197,57 @@ def cmd_encode(args: argparse.Namespace) -> int:
 
 
 def cmd_decode(args: argparse.Namespace) -> int:
+    """Ids in, text out, as they come: the input is read a block at a time, a word that is
+    not an id is refused as soon as it is read, and the text of each block is written
+    before the next is read. To a terminal, control characters are drawn (``\\x1b``), as
+    ``less`` does; to a file or a pipe the text is written exactly, as ``cat`` does."""
     tokenizer = load_tokenizer(args.tokenizer)
-    words = args.ids or [read_text(None, "token ids").removeprefix("\ufeff")]  # Notepad's BOM
-    text = tokenizer.decode(terminal.parse_token_ids(words, "arguments" if args.ids else "<stdin>"))
-    text += "\n" if sys.stdout and sys.stdout.isatty() and not text.endswith("\n") else ""
-    terminal.write_utf8(sys.stdout, text)
+    if args.ids:
+        return write_decoded(tokenizer, [" ".join(args.ids)], "arguments")
+    with open_input(None, "token ids") as (stream, name):
+        return write_decoded(tokenizer, without_bom(utf8.iter_utf8(stream, name)), name)
+
+
+def without_bom(texts: Iterator[str]) -> Iterator[str]:
+    """The texts of a stream, without the byte order mark Notepad puts first."""
+    first = next(texts, "")
+    yield first.removeprefix("\ufeff")
+    yield from texts
+
+
+def write_decoded(tokenizer: Tokenizer, texts: Iterable[str], where: str) -> int:
+    """Write the text of the ids in ``texts`` block by block; an error says how many ids'
+    text was already written."""
+    terminal_out = bool(sys.stdout) and sys.stdout.isatty()
+    decoder = codecs.getincrementaldecoder("utf-8")("replace")  # as Tokenizer.decode does
+    written, last = 0, ""
+    try:
+        for ids in terminal.iter_token_ids(texts, where):
+            try:
+                data, known = tokenizer.decode_bytes(ids), len(ids)
+            except KeyError:  # an unknown id: first write the text of those before it
+                known = next(n for n, i in enumerate(ids) if i not in tokenizer.vocab)
+                data = tokenizer.decode_bytes(ids[:known])
+            text = decoder.decode(data)
+            terminal.write_utf8(sys.stdout, draw_controls(text) if terminal_out else text)
+            written, last = written + known, text[-1:] or last
+            if known < len(ids):
+                tokenizer.decode_single_token_bytes(ids[known])  # raises, naming the id
+        text = decoder.decode(b"", final=True)
+    except utf8.InvalidUtf8Error:
+        raise
+    except ValueError as error:
+        if terminal_out and last not in ("", "\n"):
+            terminal.write_utf8(sys.stdout, "\n")  # the message starts on a line of its own
+        raise UnreadableInput(f"{error}{already_written(written, 'ids', 'the text of ')}") from None
+    newline = "\n" if terminal_out and not (text or last).endswith("\n") else ""
+    terminal.write_utf8(sys.stdout, text + newline)
     return 0
+
+
+def already_written(count: int, things: str, what: str = "") -> str:
+    """The end of an error that stopped output half-way: how much of it went out."""
+    return f"; {what}{count:,} {things} before it had already been written" if count else ""
 
 
 def use_colour(stream, environ) -> bool:
@@ -179,8 +261,13 @@ def cmd_show(args: argparse.Namespace) -> int:
     tokenizer = load_tokenizer(args.tokenizer)
     if args.text is not None and args.file is not None:
         raise UsageError("give a FILE or --text, not both")
-    text = terminal.argument_text(args.text) if args.text is not None else read_text(args.file)
-    coloured = ansi_tokens(text, tokenizer, colour=use_colour(sys.stdout, os.environ))
+    if args.text is not None:
+        text = terminal.argument_text(args.text)
+        coloured = ansi_tokens(text, tokenizer, colour=use_colour(sys.stdout, os.environ))
+    else:
+        with open_input(args.file) as (stream, name):
+            text = "".join(utf8.iter_utf8(stream, name))
+            coloured = ansi_tokens(text, tokenizer, colour=use_colour(sys.stdout, os.environ))
     n_tokens = len(tokenizer.encode(text))
     terminal.write_utf8(sys.stdout, coloured + ("" if coloured.endswith("\n") else "\n"))
     n_bytes = len(utf8.replace_lone_surrogates(text).encode())  # what was encoded
@@ -234,8 +321,18 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def fail(message: str, code: int) -> int:
-    print(terminal.printable(f"{PROG}: error: {message}"), file=sys.stderr)
+    try:
+        print(terminal.printable(f"{PROG}: error: {message}"), file=sys.stderr, flush=True)
+    except OSError:  # stderr full or gone too: the exit code is all that is left to say it
+        pass
     return code
+
+
+def reader_gone() -> int:
+    """The reader of stdout went away (``| head``): stop quietly, exit code 1; /dev/null
+    takes Python's last flush, which would otherwise fail with a traceback."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return 1
 
 
 def show_warning(message, category, filename, lineno, file=None, line=None) -> None:
@@ -258,6 +355,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
     except SystemExit as exit_:  # --help, or argparse already printed a usage error
         return int(exit_.code or 0)
+    except BrokenPipeError:  # `--help | head -1`
+        return reader_gone()
+    except terminal.OutputError as error:  # `--help > /dev/full`: say so, as commands do
+        return fail(str(error), 1)
     if argv is None:  # this process is the command: a stop signal ends the work in run()
         ignore_stop_signals()  # and, once it is done and reported, no longer kills it
     with warnings.catch_warnings():
@@ -276,9 +377,8 @@ def run(args: argparse.Namespace) -> int:
         code = error.exit_code if isinstance(error, Interrupted) else 130
         nothing = "; nothing was written" if args.command == "train" else ""
         return fail(f"interrupted{saved_note(args) or nothing}", code)
-    except BrokenPipeError:  # `| head`: stop quietly; /dev/null takes Python's last flush
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 1
+    except BrokenPipeError:  # `| head`: stop quietly
+        return reader_gone()
     except DisallowedSpecialError as error:  # its message names Python arguments, not options
         return fail(f"the input holds {error.token!r}: use --special all (an id) or none (text)", 1)
     except utf8.InvalidUtf8Error as error:

@@ -59,6 +59,14 @@ ANSI_UNDERLINE = "\x1b[4m"
 #: How invisible characters are drawn. A newline keeps its line break after the mark.
 VISIBLE_WHITESPACE = {" ": "·", "\t": "→", "\n": "↵\n", "\r": "␍"}
 
+#: Control characters a terminal would obey instead of drawing: C0 but tab and newline, DEL
+#: and C1. Each is drawn as Python writes it in a string (``\x1b``, ``\r``).
+CONTROL_MARKS = {
+    code: repr(chr(code))[1:-1]
+    for code in [*range(0x00, 0x20), *range(0x7F, 0xA0)]
+    if chr(code) not in "\t\n"
+}
+
 REPLACEMENT_CHAR = "\ufffd"
 
 #: One user-perceived character (an extended grapheme cluster).
@@ -271,6 +279,20 @@ def _visible(text: str) -> str:
     return "".join(out)
 
 
+def draw_controls(text: str) -> str:
+    """``text`` with its control characters drawn, not obeyed (:data:`CONTROL_MARKS`).
+
+    A text, a token or a file name can hold ESC, BEL, CR or backspace, which a terminal
+    obeys: a hostile text could set the window's title, move the cursor or repaint what
+    was printed before it. ``less`` and ``cat -v`` draw them instead; so does everything
+    this package prints to a terminal. Tab and newline are only layout, and stay.
+
+    >>> draw_controls("a\\x1b]0;pwned\\x07\\r\\n\\tb")
+    'a\\\\x1b]0;pwned\\\\x07\\\\r\\n\\tb'
+    """
+    return text.translate(CONTROL_MARKS)
+
+
 def _mark(char: str) -> str:
     """The visible mark of a whitespace character (a newline without its line break)."""
     return VISIBLE_WHITESPACE.get(char, char).rstrip("\n") or char
@@ -360,10 +382,12 @@ def ansi_tokens(text: str, tokenizer: TokenizerLike, *, colour: bool = True) -> 
     """``text`` with each token on an alternating ANSI background, for a terminal.
 
     Tokens made of whole characters print as themselves, so with the escape codes removed
-    the output is the text. Where tokens split a character, the characters print once,
-    underlined, followed by the tokens' bytes in hex: ``你[e4 bd|a0]`` means that 你 is the
-    two tokens ``e4 bd`` and ``a0``. With ``colour=False`` (a pipe, or ``NO_COLOR``) there
-    are no escape codes and ``|`` stands between tokens instead.
+    the output is the text, but for control characters, which are drawn as ``\\x1b``
+    (:func:`draw_controls`): a text must not drive the terminal. Where tokens split a
+    character, the characters print once, underlined, followed by the tokens' bytes in hex:
+    ``你[e4 bd|a0]`` means that 你 is the two tokens ``e4 bd`` and ``a0``. With
+    ``colour=False`` (a pipe, or ``NO_COLOR``) there are no escape codes and ``|`` stands
+    between tokens instead.
     """
     if not colour:
         return "|".join(plain_groups(text, tokenizer))
@@ -375,11 +399,12 @@ def ansi_tokens(text: str, tokenizer: TokenizerLike, *, colour: bool = True) -> 
             for i, span in enumerate(group.tokens)
         ]
         if group.shared:
-            shown = "".join(character.text for character in group.characters)
+            shown = draw_controls("".join(character.text for character in group.characters))
             chips = "|".join(_ansi(span.hex, c) for span, c in zip(group.tokens, colours))
             out.append(f"{ANSI_UNDERLINE}{shown}{ANSI_RESET}[{chips}]")
         else:
-            out.append(_ansi(group.tokens[0].data.decode("utf-8", "replace"), colours[0]))
+            out.append(_ansi(draw_controls(group.tokens[0].data.decode("utf-8", "replace")),
+                             colours[0]))
         index += len(group.tokens)
     return "".join(out)
 
@@ -390,10 +415,10 @@ def plain_groups(text: str, tokenizer: TokenizerLike) -> list[str]:
     shown = []
     for group in token_groups(text, tokenizer):
         if group.shared:
-            characters = "".join(character.text for character in group.characters)
+            characters = draw_controls("".join(character.text for character in group.characters))
             shown.append(characters + "[" + "|".join(span.hex for span in group.tokens) + "]")
         else:
-            shown += [span.data.decode("utf-8", "replace") for span in group.tokens]
+            shown += [draw_controls(span.data.decode("utf-8", "replace")) for span in group.tokens]
     return shown
 
 

@@ -4,12 +4,19 @@ One trained tokenizer is several files: GPT-2's ``vocab.json`` and ``merges.txt`
 Face's ``tokenizer.json``, tiktoken's ``tokenizer.tiktoken``, and ``config.json`` with what
 the others leave out (the split pattern and the special tokens). They only make sense
 together, so they are saved together: written into a hidden staging folder, then swapped
-in whole (:func:`bpe_course.safety.files.publish_folder`). Three rules protect what the user has:
+in whole (:func:`bpe_course.safety.files.publish_folder`). These rules protect what the user has:
 
 - A folder that is not one of ours and is not empty is never replaced without ``force``.
+- Only what the folder held when the work started is ever replaced: a file that appears in
+  it during training is seen just before the swap, and the swap is refused (the new
+  tokenizer is left beside it, named in the message); one that appears during the swap
+  itself keeps the old folder, moved beside the new one and named.
 - A reader sees the old tokenizer or the new one, never a mix of files from both.
 - Two trainings into the same folder at once: the one that finishes second sees that the
   folder changed after it started, and refuses to overwrite the other's result.
+- The new folder and files keep the old ones' permissions, so a private tokenizer stays
+  private; a staging folder left by a killed run is removed by the next save beside it
+  (:mod:`bpe_course.safety.staging`).
 
 Loading checks that the files belong together (``config.json`` records the vocabulary size
 and the number of merges), and reads the folder again if a training swapped a new one in
@@ -18,19 +25,20 @@ while it was being read.
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
-import shutil
+import stat
 import tempfile
 import time
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..base import check_special_tokens
 from ..pretokens import NAMED_PATTERNS, compile_pattern
-from ..safety.files import publish_folder
+from ..safety.files import is_temporary_of, kind_of, publish_folder, set_aside
 from ..safety.interrupts import stop_signals_deferred
+from ..safety.staging import Staging, folder_locked, start_staging
 from ..tokenizer import Tokenizer
 
 #: The files a tokenizer folder holds.
@@ -69,11 +77,14 @@ def write_tokenizer_files(tokenizer: Tokenizer, folder: str) -> None:
 
 def is_tokenizer_folder(folder: str) -> bool:
     """Does ``folder`` hold only a tokenizer this package wrote (so replacing it loses nothing)?"""
+    path = os.path.join(folder, "config.json")
+    if not os.path.isfile(path):  # a named pipe there would make open() wait for ever
+        return False
     try:
         names = set(os.listdir(folder))
-        with open(os.path.join(folder, "config.json"), encoding="utf-8") as file:
+        with open(path, encoding="utf-8") as file:
             config = json.load(file)
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return False
     return (
         isinstance(config, dict)
@@ -84,12 +95,14 @@ def is_tokenizer_folder(folder: str) -> bool:
 
 @dataclass
 class OutputClaim:
-    """What stood at the output folder when the work started (its inode, or None), and
-    whether the new tokenizer has been put there (``saved``), for messages after Ctrl-C."""
+    """What stood at the output folder when the work started (its inode, or None, and the
+    names in it: all that saving may replace), and whether the new tokenizer has been put
+    there (``saved``), for messages after Ctrl-C."""
 
     target: str
     inode: int | None
     saved: bool = False
+    names: frozenset[str] = frozenset()
 
 
 def _inode(path: str) -> int | None:
@@ -146,45 +159,86 @@ def claim_output_folder(
                 f"{out!r} is a folder with files this tool did not write; choose an empty or "
                 "new folder, or pass force (--force) to replace the folder and everything in it"
             )
-    return OutputClaim(target, _inode(target))
+    names = frozenset(os.listdir(target)) if os.path.isdir(target) else frozenset()
+    return OutputClaim(target, _inode(target), names=names)
 
 
 def save_tokenizer_folder(tokenizer: Tokenizer, claim: OutputClaim) -> None:
     """Write all files of ``tokenizer`` and put them at ``claim.target`` in one step.
 
     Raises :class:`FolderError`, leaving the folder as it was, when something else was
-    saved there since the claim was made (another training finished first), and an
-    ``OSError`` naming the folder when the disk is full or the folder cannot be written.
-    A stop signal during the swap takes effect once it is done and ``claim.saved`` is set,
-    so the caller can say truthfully whether the tokenizer was saved.
+    saved there since the claim was made (another training finished first), or when files
+    that were not there at the claim have appeared in it (the new tokenizer is then left
+    beside it, and the message says where); and an ``OSError`` naming the folder when the
+    disk is full or the folder cannot be written. Staging folders that killed runs left
+    beside it are removed first (:mod:`bpe_course.safety.staging`). A stop signal during
+    the swap takes effect once it is done and ``claim.saved`` is set, so the caller can say
+    truthfully whether the tokenizer was saved.
     """
     parent = os.path.dirname(claim.target)
     try:
         os.makedirs(parent, exist_ok=True)
-        staging = tempfile.mkdtemp(prefix=f".{os.path.basename(claim.target)}.partial-", dir=parent)
+        staging, kept = start_staging(claim.target, _ours)
     except OSError as error:
         raise _cannot_save(claim, error) from None
+    for path in kept:
+        warnings.warn(f"{path}: left by a run that was killed while saving, and holds files "
+                      "this tool did not write; it was kept, look through it", stacklevel=2)
     try:
-        write_tokenizer_files(tokenizer, staging)
-        lock = os.open(parent, os.O_RDONLY)
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            if _inode(claim.target) != claim.inode:
-                raise FolderError(
-                    f"{claim.target} changed while this tokenizer was being trained (another "
-                    "run saved there first); this result was not saved, the other one is kept"
-                )
-            with stop_signals_deferred():
-                publish_folder(staging, claim.target)
-                claim.saved = True
-        finally:
-            os.close(lock)
+        write_tokenizer_files(tokenizer, staging.new)
+        with folder_locked(parent), stop_signals_deferred():
+            _check_unchanged(claim, staging)
+            kept_old = publish_folder(staging.new, claim.target, owned=claim.names.__contains__,
+                                      aside=staging.old)
+            claim.saved = True
+        if kept_old is not None:
+            raise FolderError(
+                f"files appeared in {claim.target} while it was being replaced; the folder "
+                f"that holds them is kept as {kept_old}"
+            )
     except OSError as error:
         if claim.saved:
             raise
         raise _cannot_save(claim, error) from None
     finally:
-        shutil.rmtree(staging, ignore_errors=True)
+        staging.close(discard_new=not claim.saved)
+
+
+def _ours(name: str) -> bool:
+    """Is ``name`` a file that saving a tokenizer folder writes (or its temporary file)?"""
+    return name in OUTPUT_FILES or is_temporary_of(name, OUTPUT_FILES)
+
+
+def _check_unchanged(claim: OutputClaim, staging: Staging) -> None:
+    """Refuse to replace ``claim.target`` if it is not what was claimed: another run saved
+    there, or it holds names it did not hold then (someone's notes), or it is no longer a
+    folder. But for the first case, the new tokenizer is kept, moved beside the folder
+    under a name the message gives."""
+    try:
+        status = os.lstat(claim.target)
+    except FileNotFoundError:  # nothing there (any more): nothing to lose
+        return
+    same = status.st_ino == claim.inode
+    if not same and is_tokenizer_folder(claim.target):
+        raise FolderError(
+            f"{claim.target} changed while this tokenizer was being trained (another "
+            "run saved there first); this result was not saved, the other one is kept"
+        )
+    if not stat.S_ISDIR(status.st_mode):
+        what = f"became {kind_of(status.st_mode)}"
+    else:
+        added = sorted(set(os.listdir(claim.target)) - (claim.names if same else set()))
+        if not added:
+            return
+        more = f" and {len(added) - 3} more" if len(added) > 3 else ""
+        what = f"got {', '.join(map(repr, added[:3]))}{more}"
+    where = set_aside(staging.new, claim.target, "new")
+    kept = f"the new tokenizer is in {where}" if where != staging.new else (
+        "the new tokenizer could not be kept beside it either, so it was not saved")
+    raise FolderError(
+        f"{claim.target} {what} while this tokenizer was being trained, so it was not "
+        f"replaced; {kept}"
+    )
 
 
 def _cannot_save(claim: OutputClaim, error: OSError) -> OSError:
