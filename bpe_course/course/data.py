@@ -8,11 +8,12 @@ only an optional download and nothing in the course depends on it.
 
 Every text in ``data/`` is original to this course: written for it, not copied or translated
 from anywhere. The English stories are listed by :func:`course_texts`; the Simplified
-Chinese ones (``zh_*.txt``, about 300 kB of stories, dialogue, letters, a recipe, a
+Chinese ones (``zh_*.txt``, about 270 kB of stories, dialogue, letters, recipes, a
 popular-science piece on how computers store text, classical-flavoured sketches and
 programmers' notes) by :func:`chinese_texts`, so that code reading "every course text"
-reads what it read before they were added. A Chinese file holds several documents, each
-ended by a line ``<|endoftext|>`` (the last by the end of the file).
+reads what it read before they were added. A Chinese file holds several documents separated
+by a line ``<|endoftext|>`` (none before the first or after the last), so training with that
+special token keeps them apart.
 """
 
 from __future__ import annotations
