@@ -10,6 +10,7 @@ import pytest
 from bpe_course.course import data
 from bpe_course.course.data import (
     ENDOFTEXT,
+    chinese_texts,
     course_text,
     course_text_path,
     course_texts,
@@ -96,8 +97,41 @@ def test_unknown_course_text_lists_the_available_ones(tmp_path, monkeypatch):
     assert "alpha.txt, beta.txt" in str(caught.value)
 
 
+def test_chinese_texts_are_listed_apart_from_the_others(tmp_path, monkeypatch):
+    """Code that reads every course text (notebooks 01 and 03 do) must not see the Chinese
+    edition's texts, so its stored output does not change; course_text still reads them."""
+    (tmp_path / "alpha.txt").write_text("first text", encoding="utf-8")
+    (tmp_path / "zh_beta.txt").write_text("第二篇", encoding="utf-8")
+    monkeypatch.setattr(data, "DATA_DIR", tmp_path)
+    assert course_texts() == ["alpha.txt"]
+    assert chinese_texts() == ["zh_beta.txt"]
+    assert course_text("zh_beta.txt") == "第二篇"
+    with pytest.raises(FileNotFoundError, match="there are: alpha.txt, zh_beta.txt"):
+        course_text("gamma.txt")
+
+
+def test_the_shipped_chinese_texts_are_clean_utf8_documents():
+    """UTF-8 without a byte order mark, LF line ends, documents ended by a line
+    ``<|endoftext|>`` with none empty, and more Chinese letters than Latin ones (the
+    programmers' notes mix in code)."""
+    names = chinese_texts()
+    assert names and not set(names) & set(course_texts())
+    for name in names:
+        raw = course_text_path(name).read_bytes()
+        text = raw.decode("utf-8")  # raises on invalid UTF-8
+        assert not text.startswith("\ufeff"), f"{name} starts with a byte order mark"
+        assert "\r" not in text, f"{name} has CR line ends"
+        assert text.endswith("\n") and not text.endswith("\n\n"), f"{name}: one final newline"
+        documents = text.split(f"\n{ENDOFTEXT}\n")
+        assert ENDOFTEXT not in "".join(documents), f"{name}: {ENDOFTEXT} not on its own line"
+        assert all(document.strip() for document in documents), f"{name}: an empty document"
+        letters = [char for char in text if char.isalpha()]
+        han = sum(1 for char in letters if "\u4e00" <= char <= "\u9fff")
+        assert han / len(letters) > 0.5, f"{name}: {han / len(letters):.0%} Chinese letters"
+
+
 def test_the_shipped_course_texts_can_be_read():
-    for name in course_texts():
+    for name in course_texts() + chinese_texts():
         assert course_text(name) == course_text_path(name).read_text(encoding="utf-8")
     with pytest.raises(FileNotFoundError, match="there are: "):
         course_text("surely-not-a-course-text.txt")

@@ -124,6 +124,7 @@ def test_the_glossary_rules_out_the_usual_other_renderings():
     avoided = zh_edition.avoided_terms()
     assert avoided["令牌"] == "词元" and avoided["标记器"] == "分词器"
     assert "语料库" in avoided  # the note in brackets is not part of the term
+    assert "不用" not in avoided  # the header row's words are no rendering
 
 
 def test_comments_and_strings_may_differ_but_nothing_else():

@@ -184,7 +184,7 @@ def avoided_terms(glossary: Path | None = None) -> dict[str, str]:
     avoided: dict[str, str] = {}
     for line in (glossary or GLOSSARY).read_text(encoding="utf-8").splitlines():
         cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
-        if len(cells) == 3 and HAN.search(cells[1]):
+        if len(cells) == 3 and HAN.search(cells[1]) and cells[0] != "English":  # not the header
             for variant in re.split(r"[、,，]", re.sub(r"（[^）]*）", "", cells[2])):
                 if variant.strip():
                     avoided[variant.strip()] = cells[1]

@@ -5,6 +5,15 @@ half a megabyte of English prose (the text behind ``help("if")``), and the stand
 is about 30 MB of real code. The course's own small texts live in the repository's
 ``data/`` folder. TinyStories, the corpus CS336 trains on, needs the internet, so it is
 only an optional download and nothing in the course depends on it.
+
+Every text in ``data/`` is original to this course: written for it, not copied or translated
+from anywhere. The English stories are listed by :func:`course_texts`; the Simplified
+Chinese ones (``zh_*.txt``, about 270 kB of stories, dialogue, letters, recipes, a
+popular-science piece on how computers store text, classical-flavoured sketches and
+programmers' notes) by :func:`chinese_texts`, so that code reading "every course text"
+reads what it read before they were added. A Chinese file holds several documents separated
+by a line ``<|endoftext|>`` (none before the first or after the last), so training with that
+special token keeps them apart.
 """
 
 from __future__ import annotations
@@ -31,19 +40,43 @@ TINYSTORIES_URLS = {
 }
 
 
-def course_texts() -> list[str]:
-    """Names of the texts in ``data/`` (e.g. ``"dog_park.txt"``)."""
+#: The names of the Simplified Chinese texts in ``data/`` start with this.
+CHINESE_PREFIX = "zh_"
+
+
+def _all_texts() -> list[str]:
+    """Names of every text in ``data/``, Chinese or not, sorted."""
     return sorted(path.name for path in DATA_DIR.glob("*.txt"))
 
 
+def course_texts() -> list[str]:
+    """Names of the course's texts in ``data/`` (e.g. ``"dog_park.txt"``), but not the
+    Chinese edition's (see :func:`chinese_texts`)."""
+    return [name for name in _all_texts() if not name.startswith(CHINESE_PREFIX)]
+
+
+def chinese_texts() -> list[str]:
+    """Names of the Simplified Chinese texts in ``data/`` (``zh_*.txt``), for the Chinese
+    edition; :func:`course_text` reads them like the others.
+
+    >>> names = chinese_texts()
+    >>> "zh_bakery.txt" in names and all(name.startswith("zh_") for name in names)
+    True
+    >>> course_text("zh_bakery.txt").splitlines()[0]
+    '青石镇的面包店'
+    """
+    return [name for name in _all_texts() if name.startswith(CHINESE_PREFIX)]
+
+
 def course_text_path(name: str) -> Path:
-    """The path of one of the course's texts; the error lists the ones there are.
+    """The path of one of the course's texts (English or Chinese); the error lists the ones
+    there are.
 
     Only those names are accepted, so ``"../README.md"`` or an absolute path is not read.
     """
     path = DATA_DIR / name
-    if name not in course_texts():
-        known = ", ".join(course_texts())
+    if name not in _all_texts():
+        known = ", ".join(_all_texts())
         raise FileNotFoundError(f"no course text {name!r} in {DATA_DIR}; there are: {known}")
     return path
 
