@@ -154,7 +154,7 @@ def train_from_counts(
                 merges.append((left, right))
                 helpers.start_merge(pair, chr(new_id), table)
                 _, new_pairs = table.merge(pair, chr(new_id))  # 2. update, don't recount
-                heap.push_new_pairs(helpers.finish_merge(table, new_pairs), vocab[new_id])
+                heap.push_new_pairs(helpers.finish_merge(table, new_pairs), pair)
                 bar.update(1)
     return vocab, merges
 
@@ -181,16 +181,19 @@ class PairHeap:
     def _entry(self, pair: str, count: int) -> tuple[int, str, str, str]:
         return (-count, self.keys[ord(pair[0])], self.keys[ord(pair[1])], pair)
 
-    def push_new_pairs(self, new_pairs: Iterable[str], new_token: bytes) -> None:
-        """Push the pairs a merge created, with their counts, after learning the key of its
-        ``new_token``.
+    def push_new_pairs(self, new_pairs: Iterable[str], merged_pair: str) -> None:
+        """Push the pairs a merge created, with their counts, after learning the key of the
+        token made by merging ``merged_pair``.
 
         This is the only place a count goes up. A pair can gain occurrences only in the
         merge that creates the newer of its two tokens (later merges only take neighbours
         away), so every pair is pushed once, and its entry can only be too high, never too low.
+        The new token's key is its two parts' keys joined, the first without its end mark:
+        a copy in C, where :func:`descending_key` would take a Python step per byte (a
+        token learned from a long run of one letter can be megabytes long).
         """
         keys, entries, pair_counts = self.keys, self.entries, self.pair_counts
-        keys.append(descending_key(new_token))
+        keys.append(keys[ord(merged_pair[0])][:-1] + keys[ord(merged_pair[1])])
         for pair in new_pairs:
             entry = (-pair_counts[pair], keys[ord(pair[0])], keys[ord(pair[1])], pair)
             heapq.heappush(entries, entry)

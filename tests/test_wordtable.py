@@ -1,0 +1,244 @@
+"""Long pretokens: a run of one letter, of spaces or of digits is one pretoken, however long.
+
+The adversarial tester's file of 10 MB of one letter took 91 s and 918 MB to train, and 200 MB
+ended in a MemoryError. These tests pin down the three causes without timing anything: the
+merge loop did Python work, and held a string, for every merged spot of a word; the heap key
+of each new token was built a Python step per byte; the search for safe cuts read a run
+with a regular expression that costs hundreds of nanoseconds a character. Each is measured
+here by what it does (Python calls made, memory traced, characters handed to the slow
+regex), which does not depend on how busy the machine is. The rest checks that the long-word
+path learns exactly the naive trainer's merges, and that a pretoken too long to train on is
+refused by name, or cut when asked.
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+import tracemalloc
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from operator import add
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from bpe_course import train as train_module
+from bpe_course import (
+    train_bpe,
+    train_bpe_naive,
+    train_from_counts,
+    train_from_counts_naive,
+    wordtable,
+)
+from bpe_course.train import PairHeap, descending_key
+from bpe_course.wordtable import (
+    WordTable,
+    count_pairs,
+    counted_neighbours,
+    distinct_chars,
+    split_neighbours,
+)
+
+#: The four shapes of the defect report (one letter, one repeated pair, spaces, digits), as
+#: one word of 2**20 characters each; the digits vary, so that merges are not all runs.
+MEGA = 2**20
+SHAPES = {
+    "one letter": "a" * MEGA,
+    "a repeated pair": "ab" * (MEGA // 2),
+    "spaces": " " * MEGA,
+    "random digits": "".join(random.Random(0).choice("0123456789") for _ in range(MEGA)),
+}
+
+
+# What the merge loop does per spot: Python calls and memory --------------------------------
+
+
+def python_steps(call: Callable[[], Any]) -> int:
+    """How many lines of this package's Python ``call()`` runs (each turn of a loop counts).
+
+    Work that C does for Python (``str.replace``, ``str.count``, a ``Counter`` fed by
+    ``map``) is one step, however long the string: that is the cheap kind. A Python loop
+    over a word's spots, pairs or bytes is at least a step per spot, pair or byte.
+    """
+    steps = 0
+    package = str(Path(wordtable.__file__).parent)
+
+    def trace(frame: Any, event: str, arg: object) -> Callable[..., Any] | None:
+        nonlocal steps
+        if not frame.f_code.co_filename.startswith(package):
+            return None  # the standard library's lines (a first import, say) are not ours
+        steps += event == "line"
+        return trace
+
+    sys.settrace(trace)
+    try:
+        call()
+    finally:
+        sys.settrace(None)
+    return steps
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_training_on_one_long_pretoken_takes_no_python_step_per_spot_or_byte(shape):
+    # Before: the table was built a Python step per pair, pairs_changed_by took a few steps
+    # per merged spot (half a million in the first merge of a run), and descending_key one
+    # per byte of each new token (megabytes for a run's last tokens): millions of steps.
+    word = SHAPES[shape]
+    assert python_steps(lambda: train_from_counts({word: 1}, 300)) < 30_000
+
+
+@contextmanager
+def traced() -> Iterator[Callable[[], int]]:
+    """Trace allocations; yields a function that gives the peak so far, in bytes."""
+    tracemalloc.start()
+    try:
+        yield lambda: tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.parametrize(
+    "word, pair",
+    [
+        ("a" * MEGA, "aa"),  # half a million spots side by side: counted with str.count
+        ("ab" * (MEGA // 2), "ab"),
+        # a third of a million spots among 200 different characters: split a slice at a time
+        ("".join(f"ab{chr(300 + index % 200)}" for index in range(MEGA // 3)), "ab"),
+    ],
+)
+def test_merging_a_long_word_holds_no_object_per_spot(word, pair):
+    # Before: the lists of lost and gained pairs held two 2-character strings per spot, about
+    # 60 bytes each: 60 MB here, and a MemoryError on 200 MB of one letter.
+    table = WordTable([(word.encode("utf-8"), 1)])
+    with traced() as peak:
+        table.merge(pair, chr(1000))
+        # The merged word (two bytes a character now), and a few slices of it at most.
+        assert peak() < 4 * len(word) + 2 * MEGA
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_building_the_table_of_a_long_word_takes_no_python_step_per_pair(shape):
+    data = SHAPES[shape].encode()
+    tables = []
+    assert python_steps(lambda: tables.append(WordTable([(data, 3)]))) < 200
+    assert tables[0].pair_counts == {pair: 3 * n for pair, n in all_pairs(SHAPES[shape]).items()}
+    assert tables[0].pair_words == {pair: [0] for pair in all_pairs(SHAPES[shape])}
+
+
+# The long-word path learns the naive trainer's merges -------------------------------------
+
+
+def all_pairs(word: str) -> Counter[str]:
+    return Counter(map(add, word, word[1:]))
+
+
+runs = st.builds(lambda char, length: char * length, st.sampled_from("ab é"), st.integers(1, 60))
+repeats = st.builds(
+    lambda unit, times: unit * times,
+    st.text(st.sampled_from("abc"), min_size=1, max_size=4),
+    st.integers(1, 30),
+)
+mixed_runs = st.lists(runs | repeats, min_size=1, max_size=5).map("".join)
+long_words = st.dictionaries(
+    runs | repeats | mixed_runs,
+    st.integers(1, 3) | st.integers(2**62, 2**64),
+    min_size=1,
+    max_size=5,
+)
+
+
+@given(
+    counts=long_words,
+    extra_merges=st.integers(0, 50),
+    long_word=st.sampled_from([2, 3, 8]),
+    slice_chars=st.sampled_from([1, 2, 5, 1 << 18]),
+    spot_ns=st.sampled_from([0, 250, 10**9]),  # always split, the real model, always count
+    few_chars=st.sampled_from([0, 6, 1000]),  # how a long word's pairs are first counted
+)
+def test_fast_trainer_equals_naive_on_long_runs_repeated_pairs_and_mixed_runs(
+    counts, extra_merges, long_word, slice_chars, spot_ns, few_chars
+):
+    vocab_size = 257 + extra_merges
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(wordtable, "LONG_WORD", long_word)  # short words take the long path too
+        patch.setattr(wordtable, "SLICE_CHARS", slice_chars)
+        patch.setattr(wordtable, "SPOT_NS", spot_ns)
+        patch.setattr(wordtable, "FEW_CHARS", few_chars)
+        fast = train_from_counts(counts, vocab_size)
+    assert fast == train_from_counts_naive(counts, vocab_size)
+
+
+@pytest.mark.parametrize("processes", [1, 2])
+def test_train_bpe_equals_naive_on_runs_longer_than_a_long_word(tmp_path, monkeypatch, processes):
+    # Real sizes: runs of 256 to 3,000 characters among ordinary words, once in one process
+    # and once shared with a helper process (which hands its long words over at the end).
+    monkeypatch.setattr(train_module, "SHARE_WORDS", 1)
+    rng = random.Random(7)
+    pieces = []
+    for _ in range(40):
+        kind = rng.randrange(4)
+        length = rng.randint(256, 3000)
+        if kind == 0:
+            pieces.append(rng.choice("ab7") * length)
+        elif kind == 1:
+            pieces.append("ab" * (length // 2))
+        elif kind == 2:
+            pieces.append("".join(rng.choice("abcde") for _ in range(length)))
+        else:
+            pieces.append(rng.choice(["the cat", "a dog", "12 34"]))
+    corpus = tmp_path / "runs.txt"
+    corpus.write_text(" ".join(pieces) + " " * 500, encoding="utf-8")
+    fast = train_bpe(corpus, 330, num_processes=processes)
+    assert fast == train_bpe_naive(corpus, 330, num_processes=1)
+
+
+@given(
+    merged=st.text(st.sampled_from("abcN"), max_size=40),
+    slice_chars=st.sampled_from([1, 2, 3, 7, 1 << 18]),
+)
+def test_counting_and_splitting_find_the_same_neighbours(merged, slice_chars):
+    spots = merged.count("N")
+    # Every N's neighbours, read off one position at a time.
+    before = Counter(merged[i - 1] for i in range(1, len(merged)) if merged[i] == "N")
+    after = Counter(merged[i + 1] for i in range(len(merged) - 1) if merged[i] == "N")
+    side_by_side = before.pop("N", 0)
+    del after["N"]
+    counted = counted_neighbours(merged, "N", spots, set(merged))
+    assert counted == (dict(before), dict(after), side_by_side)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(wordtable, "SLICE_CHARS", slice_chars)
+        split = split_neighbours(merged, "N")
+    assert (dict(split[0]), dict(split[1]), split[2]) == counted
+
+
+@given(word=st.text(st.sampled_from("aab\u0100\U0001f600"), min_size=2, max_size=60),
+       few_chars=st.sampled_from([0, 2, 6]))
+def test_count_pairs_counts_as_bpe_does(word, few_chars):
+    # "aaaa" holds "aa" three times: every adjacent position counts, as in naive.get_pair_counts.
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(wordtable, "FEW_CHARS", few_chars)
+        assert dict(count_pairs(word)) == dict(all_pairs(word))
+
+
+@given(text=st.text(st.sampled_from("abc\u0100"), max_size=30), limit=st.integers(0, 5))
+def test_distinct_chars_gives_up_past_its_limit(text, limit):
+    found = distinct_chars(text, limit)
+    if len(set(text)) > limit:
+        assert found is None
+    else:
+        assert found is not None and sorted(found) == sorted(set(text))
+
+
+def test_the_heap_key_of_a_new_token_is_its_descending_key():
+    # The key is now glued from the keys of the two tokens merged: the same string.
+    vocab = {index: bytes([index]) for index in range(256)}
+    heap = PairHeap({}, vocab)
+    for left, right in [(97, 98), (256, 97), (257, 256), (0, 255), (259, 0)]:
+        vocab[len(vocab)] = vocab[left] + vocab[right]
+        heap.push_new_pairs([], chr(left) + chr(right))
+    assert heap.keys == [descending_key(vocab[index]) for index in range(len(vocab))]
