@@ -238,6 +238,40 @@ def safe_cut_regex(pattern: str) -> regex.Pattern[str] | None:
     return cut_rules_regex(SAFE_CUTS.get(pattern, ()))
 
 
+#: A run of characters of one class: letters, numbers, whitespace, or anything else. Every
+#: rule above puts characters of two different classes on its two sides (a letter before a
+#: non-letter, a number before a non-number, a symbol before whitespace, a letter or a
+#: number, a line break before a visible character), so no cut lies inside such a run.
+CLASS_RUN = regex.compile(r"\p{L}+|\p{N}+|\s+|[^\s\p{L}\p{N}]+")
+
+
+def rule_cuts(
+    text: str, rule: regex.Pattern[str], pos: int = 0, endpos: int | None = None
+) -> Iterator[int]:
+    """The places in ``text[pos:endpos]`` where ``rule`` (a :func:`cut_rules_regex`) allows
+    a cut, in order: ``match.start()`` of ``rule.finditer(text, pos, endpos)``, found faster.
+
+    A cut lies where one run of :data:`CLASS_RUN` ends and the next begins, so only those
+    places are tried: the search leaps over a run, however long, at the speed of one simple
+    character class, where ``rule`` itself costs a few hundred nanoseconds a character (a
+    run of 10 million letters took seconds).
+
+    >>> list(rule_cuts("one two, 3", safe_cut_regex(GPT2_PATTERN)))
+    [3, 7, 8]
+    """
+    endpos = len(text) if endpos is None else min(endpos, len(text))
+    position = max(pos, 1)  # a cut has a character on each side
+    while position < endpos:
+        cut = CLASS_RUN.match(text, position - 1, endpos).end()  # the run holding position - 1
+        if cut < position:
+            cut = position
+        if cut >= endpos:
+            return
+        if rule.match(text, cut, endpos):
+            yield cut
+        position = cut + 1
+
+
 # Finding the cuts in a file ----------------------------------------------------------------
 
 
@@ -248,13 +282,13 @@ def _rule_cuts(window: bytes, rule: regex.Pattern[str]) -> Iterator[int]:
     (and any invalid UTF-8) into lone surrogates, which no rule accepts on either side.
     """
     if window.isascii():
-        yield from (match.start() for match in rule.finditer(window.decode("ascii")))
+        yield from rule_cuts(window.decode("ascii"), rule)
         return
     text = window.decode("utf-8", "surrogateescape")
     chars = offset = 0
-    for match in rule.finditer(text):
-        offset += len(text[chars : match.start()].encode("utf-8", "surrogateescape"))
-        chars = match.start()
+    for cut in rule_cuts(text, rule):
+        offset += len(text[chars:cut].encode("utf-8", "surrogateescape"))
+        chars = cut
         yield offset
 
 
@@ -419,11 +453,11 @@ def spans_between_safe_cuts(
     start = 0
     while rule is not None and len(text) - start > span_chars:
         search_end = len(text) if reach is None else start + span_chars + reach
-        cut = rule.search(text, start + span_chars, search_end)
+        cut = next(rule_cuts(text, rule, start + span_chars, search_end), None)
         if cut is None:
             break
-        yield start, cut.start()
-        start = cut.start()
+        yield start, cut
+        start = cut
     yield start, len(text)
 
 

@@ -24,16 +24,30 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import regex
 from hypothesis import given
 from hypothesis import strategies as st
+from strategies import nasty_text
 
-from bpe_course import train as train_module
 from bpe_course import (
+    GPT2_PATTERN,
+    GPT4_PATTERN,
+    O200K_PATTERN,
+    chunks,
     train_bpe,
     train_bpe_naive,
     train_from_counts,
     train_from_counts_naive,
     wordtable,
+)
+from bpe_course import train as train_module
+from bpe_course.chunks import (
+    CLASS_RUN,
+    SAFE_CUTS,
+    count_file_pretokens,
+    rule_cuts,
+    safe_cut_regex,
+    spans_between_safe_cuts,
 )
 from bpe_course.train import PairHeap, descending_key
 from bpe_course.wordtable import (
@@ -43,6 +57,8 @@ from bpe_course.wordtable import (
     distinct_chars,
     split_neighbours,
 )
+
+PATTERNS = [GPT2_PATTERN, GPT4_PATTERN, O200K_PATTERN]
 
 #: The four shapes of the defect report (one letter, one repeated pair, spaces, digits), as
 #: one word of 2**20 characters each; the digits vary, so that merges are not all runs.
@@ -242,3 +258,71 @@ def test_the_heap_key_of_a_new_token_is_its_descending_key():
         vocab[len(vocab)] = vocab[left] + vocab[right]
         heap.push_new_pairs([], chr(left) + chr(right))
     assert heap.keys == [descending_key(vocab[index]) for index in range(len(vocab))]
+
+
+# Counting a long run: the search for safe cuts ----------------------------------------------
+
+
+class CountingRule:
+    """A cut-rule regex that counts the characters it is asked to search."""
+
+    def __init__(self, rule: regex.Pattern[str]) -> None:
+        self.rule, self.read = rule, 0
+
+    def _span(self, text: str, pos: int | None = None, endpos: int | None = None) -> int:
+        return (len(text) if endpos is None else min(endpos, len(text))) - (pos or 0)
+
+    def search(self, text: str, *args: Any) -> Any:
+        self.read += self._span(text, *args)
+        return self.rule.search(text, *args)
+
+    def finditer(self, text: str, *args: Any) -> Any:
+        self.read += self._span(text, *args)
+        return self.rule.finditer(text, *args)
+
+    def match(self, text: str, *args: Any) -> Any:
+        self.read += 1  # a zero-width match looks at one character on each side
+        return self.rule.match(text, *args)
+
+
+@pytest.mark.parametrize("run", ["a", "ab", " ", "7", "é", "中"])
+def test_the_cut_search_reads_a_long_run_only_at_its_ends(tmp_path, monkeypatch, run):
+    # Before: the cut rules read every character of the run, twice (once to cut the file
+    # into chunks, once to cut a chunk into spans), at about 0.3 µs each: 10 MB of one
+    # letter spent 14 s counting. A run of one class holds no cut, so only its ends are read.
+    rule = CountingRule(safe_cut_regex(GPT2_PATTERN))
+    monkeypatch.setattr(chunks, "safe_cut_regex", lambda pattern: rule)
+    text = run * (MEGA // len(run)) + " tail"
+    corpus = tmp_path / "run.txt"
+    corpus.write_text(text, encoding="utf-8")
+    with pytest.warns(chunks.LongChunkWarning):
+        counts = count_file_pretokens(
+            [str(corpus)], num_processes=1, chunk_bytes=chunks.MIN_CHUNK_BYTES
+        )
+    assert counts == Counter({run * (MEGA // len(run)): 1, " tail": 1})
+    assert rule.read < 1000
+
+
+@given(text=nasty_text, pattern=st.sampled_from(PATTERNS), data=st.data())
+def test_rule_cuts_are_the_rule_regex_matches(text, pattern, data):
+    rule = safe_cut_regex(pattern)
+    pos = data.draw(st.integers(0, len(text)))
+    endpos = data.draw(st.integers(pos, len(text)))
+    expected = [match.start() for match in rule.finditer(text, pos, endpos)]
+    assert list(rule_cuts(text, rule, pos, endpos)) == expected
+
+
+@given(pair=st.lists(st.characters(codec="utf-8"), min_size=2, max_size=2).map("".join))
+def test_no_cut_rule_cuts_between_two_characters_of_one_class(pair):
+    # What rule_cuts relies on: within a run of CLASS_RUN, no rule of any pattern allows a cut.
+    if CLASS_RUN.fullmatch(pair):
+        for rules in SAFE_CUTS.values():
+            for rule in rules:
+                assert not regex.fullmatch(f"(?:{rule.before})(?:{rule.after})", pair), rule.name
+
+
+def test_spans_of_a_long_run_are_found_without_reading_it_all():
+    rule = CountingRule(safe_cut_regex(GPT2_PATTERN))
+    text = "x " + "a" * MEGA + " y"
+    assert list(spans_between_safe_cuts(text, rule, 1000)) == [(0, MEGA + 2), (MEGA + 2, MEGA + 4)]
+    assert rule.read < 100
