@@ -23,7 +23,6 @@ import functools
 import gc
 import heapq
 import multiprocessing
-from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Executor
 from typing import ParamSpec, TypeVar
@@ -47,7 +46,7 @@ from .naive import train_from_counts_naive
 from .pretokenize import GPT2_PATTERN
 from .sharing import MergeHelpers
 from .utf8 import check_errors
-from .wordtable import MAX_TOKEN_IDS, WordTable
+from .wordtable import MAX_TOKEN_IDS, WordTable, bound_pretokens, check_max_pretoken_bytes
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -223,10 +222,13 @@ def count_corpus(
     progress: bool,
     errors: str,
     executor: Executor | None = None,
-) -> tuple[list[str], Counter[str]]:
+    max_pretoken_bytes: int | None = None,
+) -> tuple[list[str], Mapping[str | bytes, int]]:
     """Check every argument, then count the corpus's pretokens: the part both trainers share.
 
     Everything that can be wrong with the arguments is reported before a byte is read.
+    A pretoken too long to train on is refused or cut as soon as it is counted
+    (:func:`~bpe_course.wordtable.bound_pretokens`).
     """
     special_tokens = check_special_tokens(special_tokens)
     merges_to_learn(vocab_size, special_tokens)
@@ -234,6 +236,7 @@ def count_corpus(
     check_num_processes(num_processes)
     check_errors(errors)
     check_executor(executor)
+    check_max_pretoken_bytes(max_pretoken_bytes)
     paths = corpus_paths(input_path)
     counts = count_file_pretokens(
         paths,
@@ -244,7 +247,7 @@ def count_corpus(
         errors=errors,
         executor=executor,
     )
-    return special_tokens, counts
+    return special_tokens, bound_pretokens(counts, max_pretoken_bytes)
 
 
 def train_bpe(
@@ -257,6 +260,7 @@ def train_bpe(
     progress: bool = False,
     errors: str = "strict",
     executor: Executor | None = None,
+    max_pretoken_bytes: int | None = None,
 ) -> tuple[Vocab, Merges]:
     """Train a byte-level BPE tokenizer on one corpus file (or several).
 
@@ -270,10 +274,15 @@ def train_bpe(
     workers get file names and byte offsets and send back pretoken counts, and the merge
     loop runs here on the summed counts (see :func:`~bpe_course.chunks.count_file_pretokens`).
 
+    A pretoken over 32 MiB (a file of one letter is a single pretoken) is refused with an
+    error that names it, unless ``max_pretoken_bytes`` is given: pretokens longer than that
+    are then cut into pieces of at most that many bytes.
+
     Returns ``(vocab, merges)`` as :func:`train_from_counts` does.
     """
     specials, counts = count_corpus(
-        input_path, vocab_size, special_tokens, pattern, num_processes, progress, errors, executor
+        input_path, vocab_size, special_tokens, pattern, num_processes, progress, errors, executor,
+        max_pretoken_bytes,
     )
     return train_from_counts(
         counts, vocab_size, specials, progress=progress, num_processes=num_processes
@@ -291,6 +300,7 @@ def train_bpe_naive(
     progress: bool = False,
     errors: str = "strict",
     executor: Executor | None = None,
+    max_pretoken_bytes: int | None = None,
 ) -> tuple[Vocab, Merges]:
     """:func:`train_bpe` with the naive merge loop: same arguments, same answer, slowly.
 
@@ -299,6 +309,7 @@ def train_bpe_naive(
     merge (and shows no progress bar of its own).
     """
     specials, counts = count_corpus(
-        input_path, vocab_size, special_tokens, pattern, num_processes, progress, errors, executor
+        input_path, vocab_size, special_tokens, pattern, num_processes, progress, errors, executor,
+        max_pretoken_bytes,
     )
     return train_from_counts_naive(counts, vocab_size, specials)

@@ -26,8 +26,10 @@ from __future__ import annotations
 
 import sys
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from operator import add, itemgetter
+
+from .utf8 import replace_lone_surrogates
 
 #: Token ids are characters in :class:`WordTable`, so there can be at most this many.
 MAX_TOKEN_IDS = sys.maxunicode + 1
@@ -51,6 +53,12 @@ SPOT_NS = 250
 #: A long word's pairs are counted with ``str.count`` when it has at most this many
 #: different characters (that many squared scans), else by a ``Counter`` of all its pairs.
 FEW_CHARS = 6
+
+#: Pretokens longer than this many bytes are refused unless ``max_pretoken_bytes`` says what
+#: to do (:func:`bound_pretokens`). The merges inside one pretoken can each make a token
+#: nearly as long as it, and the vocabulary keeps every token: 200 MB of one letter would
+#: learn about 2.4 GB of tokens at vocabulary size 300.
+MAX_PRETOKEN_BYTES = 1 << 25  # 32 MiB
 
 #: The last and the first character of a string, or "" for an empty one, at C speed.
 last_char = itemgetter(slice(-1, None))
@@ -381,3 +389,92 @@ def count_pairs(word: str) -> dict[str, int]:
             counts[second + second] = same
     return counts
 
+
+# Pretokens too long to train on ----------------------------------------------------------
+
+
+class LongPretokenError(ValueError):
+    """A pretoken is longer than :data:`MAX_PRETOKEN_BYTES` and no bound was given.
+
+    ``length`` is its size in bytes, ``count`` how often it occurs, ``preview`` its start
+    (the command line says the same with its own option's name).
+    """
+
+    def __init__(self, length: int, count: int, preview: str) -> None:
+        self.length, self.count, self.preview = length, count, preview
+        self.limit = MAX_PRETOKEN_BYTES
+        super().__init__(
+            f"the longest pretoken is {length:,} bytes ({preview}, {count:,} time(s)), over "
+            f"the {MAX_PRETOKEN_BYTES:,} bytes training takes by default: each merge inside it "
+            "can make a token nearly as long, and the vocabulary keeps them all; pass "
+            "max_pretoken_bytes=N to cut longer pretokens into pieces of at most N bytes "
+            "(e.g. 1000000), or an N above its length to train on it whole"
+        )
+
+
+def check_max_pretoken_bytes(max_pretoken_bytes: int | None) -> int | None:
+    """``None`` or a whole number of at least 4 (a UTF-8 character takes up to 4 bytes)."""
+    if max_pretoken_bytes is None:
+        return None
+    if isinstance(max_pretoken_bytes, bool) or not isinstance(max_pretoken_bytes, int):
+        raise TypeError(f"max_pretoken_bytes must be an int or None, got {max_pretoken_bytes!r}")
+    if max_pretoken_bytes < 4:
+        raise ValueError(
+            f"max_pretoken_bytes must be at least 4 (a UTF-8 character can take 4 bytes), "
+            f"got {max_pretoken_bytes}"
+        )
+    return max_pretoken_bytes
+
+
+def bound_pretokens(
+    counts: Mapping[str, int], max_pretoken_bytes: int | None
+) -> Mapping[str | bytes, int]:
+    """``counts`` with no pretoken over ``max_pretoken_bytes`` bytes: longer ones are cut into
+    pieces of at most that many bytes, each ending where a UTF-8 character does
+    (:func:`cut_pretoken`), and the pieces are counted instead.
+
+    With ``None``, ``counts`` is returned as it is, unless a pretoken is longer than
+    :data:`MAX_PRETOKEN_BYTES`: then :class:`LongPretokenError` names the longest, before
+    training starts on something that would fill the memory. A run of one character with
+    no place the split pattern cuts (a file of one letter, of spaces, of digits) makes such
+    a pretoken.
+
+    >>> bound_pretokens({"aaaaaaa": 2, "ab": 1}, 3)
+    Counter({b'aaa': 4, b'a': 2, 'ab': 1})
+    """
+    limit = MAX_PRETOKEN_BYTES if max_pretoken_bytes is None else max_pretoken_bytes
+    # A character is at most 4 bytes, so only words of over limit / 4 characters can be long.
+    long = [word for word in counts if len(word) * 4 > limit and utf8_length(word) > limit]
+    if not long:
+        return counts
+    if max_pretoken_bytes is None:
+        word = max(long, key=utf8_length)
+        raise LongPretokenError(utf8_length(word), counts[word], f"{word[:20]!r}...")
+    bounded: Counter[str | bytes] = Counter(counts)
+    for word in long:
+        count = bounded.pop(word)
+        for piece in cut_pretoken(replace_lone_surrogates(word).encode(), max_pretoken_bytes):
+            bounded[piece] += count
+    return bounded
+
+
+def utf8_length(word: str) -> int:
+    """The bytes of ``word`` in UTF-8 (as training encodes it), without a copy for ASCII."""
+    return len(word) if word.isascii() else len(replace_lone_surrogates(word).encode())
+
+
+def cut_pretoken(data: bytes, size: int) -> Iterator[bytes]:
+    """``data`` in pieces of at most ``size`` bytes (at least 4), each cut before the first
+    byte of a UTF-8 character, so that no character is split between two pieces.
+
+    >>> list(cut_pretoken("aéééé".encode(), 4))
+    [b'a\\xc3\\xa9', b'\\xc3\\xa9\\xc3\\xa9', b'\\xc3\\xa9']
+    """
+    start = 0
+    while len(data) - start > size:
+        end = start + size
+        while data[end] & 0xC0 == 0x80:  # a continuation byte: the character began before
+            end -= 1
+        yield data[start:end]
+        start = end
+    yield data[start:]

@@ -49,11 +49,15 @@ from bpe_course.chunks import (
     safe_cut_regex,
     spans_between_safe_cuts,
 )
+from bpe_course.cli import main as cli_main
 from bpe_course.train import PairHeap, descending_key
 from bpe_course.wordtable import (
+    LongPretokenError,
     WordTable,
+    bound_pretokens,
     count_pairs,
     counted_neighbours,
+    cut_pretoken,
     distinct_chars,
     split_neighbours,
 )
@@ -326,3 +330,88 @@ def test_spans_of_a_long_run_are_found_without_reading_it_all():
     text = "x " + "a" * MEGA + " y"
     assert list(spans_between_safe_cuts(text, rule, 1000)) == [(0, MEGA + 2), (MEGA + 2, MEGA + 4)]
     assert rule.read < 100
+
+
+# A pretoken too long to train on ----------------------------------------------------------
+
+
+def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = cli_main(args)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_a_pretoken_over_the_limit_is_refused_by_name_before_training(
+    tmp_path, monkeypatch, capsys
+):
+    # Before: 200 MB of one letter trained until a bare MemoryError (after 397 s). Now the
+    # longest pretoken is named as soon as the corpus is counted, with the option that bounds it.
+    monkeypatch.setattr(wordtable, "MAX_PRETOKEN_BYTES", 1000)
+    monkeypatch.setattr(train_module, "train_from_counts", pytest.fail)  # never reached
+    corpus = tmp_path / "run.txt"
+    corpus.write_text("a few words and\n" + "z" * 5000, encoding="utf-8")
+    with pytest.raises(LongPretokenError, match="5,000 bytes .'zzzz.*max_pretoken_bytes=N"):
+        train_bpe(corpus, 300)
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run_cli(
+        ["train", str(corpus), "--vocab-size", "300", "--out", "o", "--quiet"], capsys
+    )
+    assert code == 1 and out == ""
+    assert "longest pretoken is 5,000 bytes ('zzzz" in err and "--max-pretoken-bytes N" in err
+    assert "max_pretoken_bytes=" not in err  # the Python argument means nothing in a shell
+    assert err.endswith("\n") and err.count("\n") == 1
+    assert not (tmp_path / "o").exists()
+
+
+def test_max_pretoken_bytes_cuts_long_pretokens_at_character_starts(tmp_path, capsys):
+    corpus = tmp_path / "runs.txt"
+    corpus.write_text("a" * 1000 + "\n" + "é" * 300 + "\nhello", encoding="utf-8")
+    vocab, merges = train_bpe(corpus, 300, max_pretoken_bytes=7)
+    expected = Counter({b"aaaaaaa": 142, b"aaaaaa": 1, "\n": 2, "hello": 1})
+    expected.update({"é".encode() * 3: 100})  # 7 bytes would split an é: 6 bytes a piece
+    assert (vocab, merges) == train_from_counts_naive(expected, 300)
+    assert (vocab, merges) == train_bpe_naive(corpus, 300, max_pretoken_bytes=7)
+    code, out, _ = run_cli(["train", str(corpus), "--vocab-size", "300", "--quiet",
+                            "--max-pretoken-bytes", "7", "--out", str(tmp_path / "o")], capsys)
+    assert code == 0 and out.startswith(f"learned {len(merges)} merges")
+
+
+@pytest.mark.parametrize("bound", [0, 3, -1])
+def test_max_pretoken_bytes_is_checked_before_the_corpus_is_read(tmp_path, capsys, bound):
+    with pytest.raises(ValueError, match="max_pretoken_bytes must be at least 4"):
+        train_bpe(tmp_path / "missing.txt", 300, max_pretoken_bytes=bound)
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("some text", encoding="utf-8")
+    code, _, err = run_cli(["train", str(corpus), "--vocab-size", "300", "--max-pretoken-bytes",
+                            str(bound), "--out", str(tmp_path / "o")], capsys)
+    assert code == 2 and "--max-pretoken-bytes: max_pretoken_bytes must be at least 4" in err
+
+
+@given(text=st.text(st.characters(codec="utf-8"), max_size=40), size=st.integers(4, 12))
+def test_cut_pretoken_splits_no_character(text, size):
+    data = text.encode("utf-8")
+    pieces = list(cut_pretoken(data, size))
+    assert b"".join(pieces) == data
+    assert all(len(piece) <= size for piece in pieces)
+    assert "".join(piece.decode("utf-8") for piece in pieces) == text
+
+
+def test_bound_pretokens_keeps_counts_at_or_under_the_limit_as_they_are():
+    counts = Counter({"a" * 40: 2, "b": 1})
+    assert bound_pretokens(counts, None) is counts
+    assert bound_pretokens(counts, 40) is counts
+    assert bound_pretokens(counts, 39) == Counter({b"a" * 39: 2, b"a": 2, "b": 1})
+
+
+def test_the_limit_counts_bytes_not_characters(monkeypatch):
+    monkeypatch.setattr(wordtable, "MAX_PRETOKEN_BYTES", 10)
+    assert bound_pretokens({"é" * 5: 1}, None) == {"é" * 5: 1}  # 10 bytes: allowed
+    with pytest.raises(LongPretokenError, match="12 bytes"):
+        bound_pretokens({"é" * 6: 1}, None)
+
+
+def test_merges_of_a_cut_run_stay_within_the_bound(tmp_path: Path):
+    corpus = tmp_path / "run.txt"
+    corpus.write_text("a" * 100_000, encoding="utf-8")
+    vocab, _ = train_bpe(corpus, 400, max_pretoken_bytes=1000)
+    assert max(map(len, vocab.values())) == 1000
