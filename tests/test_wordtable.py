@@ -1,14 +1,15 @@
 """Long pretokens: a run of one letter, of spaces or of digits is one pretoken, however long.
 
 The adversarial tester's file of 10 MB of one letter took 91 s and 918 MB to train, and 200 MB
-ended in a MemoryError. These tests pin down the three causes without timing anything: the
-merge loop did Python work, and held a string, for every merged spot of a word; the heap key
-of each new token was built a Python step per byte; the search for safe cuts read a run
-with a regular expression that costs hundreds of nanoseconds a character. Each is measured
-here by what it does (Python calls made, memory traced, characters handed to the slow
-regex), which does not depend on how busy the machine is. The rest checks that the long-word
-path learns exactly the naive trainer's merges, and that a pretoken too long to train on is
-refused by name, or cut when asked.
+ended in a MemoryError. These tests pin down the causes without timing anything: the merge
+loop did Python work, and held a string, for every merged spot of a word; the heap key of
+each new token was built a Python step per byte; the search for safe cuts read a run with a
+regular expression that costs hundreds of nanoseconds a character; writing the files spelt
+and rebuilt each token a Python step per byte. Each is measured here by what it does (lines
+of Python run, memory traced, characters handed to the slow regex), which does not depend on
+how busy the machine is. The rest checks that the long-word path learns exactly the naive
+trainer's merges, and that a pretoken too long to train on is refused by name, or cut when
+asked.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from bpe_course import (
     train_from_counts_naive,
     wordtable,
 )
+from bpe_course import ranks as ranks_module
 from bpe_course import train as train_module
 from bpe_course.chunks import (
     CLASS_RUN,
@@ -50,6 +52,8 @@ from bpe_course.chunks import (
     spans_between_safe_cuts,
 )
 from bpe_course.cli import main as cli_main
+from bpe_course.files import token_to_str
+from bpe_course.ranks import RunJoiner, _join_below, merges_from_ranks
 from bpe_course.train import PairHeap, descending_key
 from bpe_course.wordtable import (
     LongPretokenError,
@@ -415,3 +419,57 @@ def test_merges_of_a_cut_run_stay_within_the_bound(tmp_path: Path):
     corpus.write_text("a" * 100_000, encoding="utf-8")
     vocab, _ = train_bpe(corpus, 400, max_pretoken_bytes=1000)
     assert max(map(len, vocab.values())) == 1000
+
+
+# Writing the files of a vocabulary learned from a long run ----------------------------------
+
+
+@pytest.fixture(scope="module")
+def learned_from_a_run() -> tuple[dict[int, bytes], list[tuple[bytes, bytes]]]:
+    """The vocabulary of one pretoken of 2**20 + 2**19 + 5 a's: tokens of up to a megabyte."""
+    return train_from_counts({"a" * (MEGA + MEGA // 2 + 5): 1}, 300)
+
+
+def test_rank_tables_of_long_runs_are_read_with_no_python_step_per_byte(learned_from_a_run):
+    # Before: merges_from_ranks rebuilt each long token a Python step per byte (the tiktoken
+    # export checks the rank table that way): bpe-course train on 10 MB of one letter spent
+    # minutes writing tokenizer.tiktoken after training in a second.
+    vocab, merges = learned_from_a_run
+    ranks = {token: token_id for token_id, token in vocab.items()}
+    found = []
+    assert python_steps(lambda: found.append(merges_from_ranks(ranks))) < 100_000
+    assert found[0] == merges
+
+
+def test_writing_a_long_token_takes_no_python_step_per_byte(learned_from_a_run):
+    vocab, _ = learned_from_a_run
+    longest = max(vocab.values(), key=len)
+    token_to_str(b"")  # its table is built on the first call
+    spelled = []
+    assert python_steps(lambda: spelled.append(token_to_str(longest + b" \n"))) < 10
+    assert spelled[0] == "a" * len(longest) + "ĠĊ"
+
+
+@pytest.mark.parametrize("glue_bytes", [0, 4096])
+@pytest.mark.parametrize("few_parts", [1, 3, 16])
+@given(data=st.data())
+def test_run_joiner_rebuilds_tokens_as_join_below(glue_bytes, few_parts, data):
+    # Random tables over "abc" in any order, readable or not: where the string path answers,
+    # it gives _join_below's parts; where it gives up (varied parts, a lower rank made
+    # beside a join), merges_from_ranks uses _join_below itself.
+    ranks = {bytes([byte]): byte for byte in range(256)}
+    tokens = [b"a", b"b", b"c"]
+    for _ in range(data.draw(st.integers(0, 25))):
+        token = data.draw(st.sampled_from(tokens)) + data.draw(st.sampled_from(tokens))
+        if token not in ranks:
+            ranks[token] = len(ranks)
+            tokens.append(token)
+    text = data.draw(st.sampled_from(tokens)) * data.draw(st.integers(1, 20))
+    text += data.draw(st.text(st.sampled_from("abc"), max_size=20)).encode()
+    limit = data.draw(st.integers(256, len(ranks)))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(ranks_module, "GLUE_BYTES", glue_bytes)
+        patch.setattr(ranks_module, "FEW_PARTS", few_parts)
+        parts = RunJoiner(ranks).join_below(text, limit)
+    if parts is not None:
+        assert parts == _join_below(text, limit, ranks)
