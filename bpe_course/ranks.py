@@ -16,7 +16,6 @@ import sys
 from collections.abc import Callable, Mapping
 
 from .base import Merges
-from .wordtable import distinct_chars
 
 
 def merges_from_ranks(ranks: Mapping[bytes, int]) -> Merges:
@@ -240,7 +239,7 @@ class RunJoiner:
         if not self.usable:
             return None
         word = token.decode("latin-1").translate(self.byte_chars)
-        chars = distinct_chars(word, FEW_PARTS)
+        chars = _distinct_chars(word, FEW_PARTS)
         while len(word) > 2:
             if chars is None or len(chars) > FEW_PARTS:
                 return None
@@ -281,3 +280,20 @@ class RunJoiner:
             if pairs:
                 return rank, pairs
         return None
+
+
+def _distinct_chars(text: str, limit: int) -> list[str] | None:
+    """The different characters of ``text``, or None if there are more than ``limit``: one
+    ``str.replace`` pass takes each out. (:func:`bpe_course.wordtable.distinct_chars` does the
+    same, but that lesson comes after this one.)
+
+    >>> _distinct_chars("abracadabra", 5), _distinct_chars("abracadabra", 4)
+    (['a', 'b', 'r', 'c', 'd'], None)
+    """
+    chars: list[str] = []
+    while text:
+        if len(chars) == limit:
+            return None
+        chars.append(text[0])
+        text = text.replace(text[0], "")
+    return chars
