@@ -262,9 +262,8 @@ def rule_cuts(
     endpos = len(text) if endpos is None else min(endpos, len(text))
     position = max(pos, 1)  # a cut has a character on each side
     while position < endpos:
-        cut = CLASS_RUN.match(text, position - 1, endpos).end()  # the run holding position - 1
-        if cut < position:
-            cut = position
+        # The run that starts at position - 1 (every character is in one of the four classes).
+        cut = CLASS_RUN.match(text, position - 1, endpos).end()
         if cut >= endpos:
             return
         if rule.match(text, cut, endpos):
