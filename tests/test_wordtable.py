@@ -54,7 +54,7 @@ from bpe_course.chunks import (
 from bpe_course.cli import main as cli_main
 from bpe_course.files import token_to_str
 from bpe_course.ranks import RunJoiner, _join_below, merges_from_ranks
-from bpe_course.train import PairHeap, descending_key
+from bpe_course.train import PairHeap, descending_key, heap_key
 from bpe_course.wordtable import (
     LongPretokenError,
     WordTable,
@@ -258,14 +258,25 @@ def test_distinct_chars_gives_up_past_its_limit(text, limit):
         assert found is not None and sorted(found) == sorted(set(text))
 
 
-def test_the_heap_key_of_a_new_token_is_its_descending_key():
-    # The key is now glued from the keys of the two tokens merged: the same string.
+def test_the_heap_key_of_a_new_token_is_the_key_of_its_bytes():
+    # The key is now glued from the keys of the two tokens merged: the same bytes.
     vocab = {index: bytes([index]) for index in range(256)}
     heap = PairHeap({}, vocab)
     for left, right in [(97, 98), (256, 97), (257, 256), (0, 255), (259, 0)]:
         vocab[len(vocab)] = vocab[left] + vocab[right]
         heap.push_new_pairs([], chr(left) + chr(right))
-    assert heap.keys == [descending_key(vocab[index]) for index in range(len(vocab))]
+    assert heap.keys == [heap_key(vocab[index]) for index in range(len(vocab))]
+
+
+@given(tokens=st.lists(st.binary(min_size=1, max_size=6), min_size=4, max_size=4))
+def test_heap_keys_sort_pairs_as_descending_keys_do(tokens):
+    # One byte per byte (0 takes two) instead of a two-byte character: the same order, for
+    # single tokens and for pairs compared as tuples, which is all the heap compares.
+    by_bytes = [heap_key(token) for token in tokens]
+    by_chars = [descending_key(token) for token in tokens]
+    assert (by_bytes[:2] < by_bytes[2:]) == (by_chars[:2] < by_chars[2:])
+    assert (by_bytes[:2] == by_bytes[2:]) == (by_chars[:2] == by_chars[2:])
+    assert (heap_key(tokens[0]) < heap_key(tokens[1])) == (tokens[0] > tokens[1])
 
 
 # Counting a long run: the search for safe cuts ----------------------------------------------
