@@ -4,6 +4,7 @@
     .venv/bin/python -m bench.train --shapes          # one text in four shapes, 32 MB, vocab 5,000
     .venv/bin/python -m bench.train --scale           # 300 MB of installed files, vocab 32,000
     .venv/bin/python -m bench.train --corpus my.txt   # the scale run on your own corpus
+    .venv/bin/python -m bench.train --pathological    # one pretoken of 10 MB, four ways, vocab 300
 
 ``--quick`` makes each a smoke run. Gates first, so a wrong trainer cannot look fast:
 ``train_bpe`` must learn exactly ``train_bpe_naive``'s merges on the start of every corpus, and
@@ -14,6 +15,9 @@ the small ``corpus.en`` runs in this process, best of ``--repeat``.
 Shapes lay the standard library's source out so that the safe places to cut it for parallel
 counting differ. Scale builds its corpus from the text and code installed here, cached in
 ``.bench-cache/``; other machines hold other files, so compare ratios, not times.
+Pathological files are each a single pretoken under GPT-2's pattern (one letter, one pair
+repeated, spaces, random digits); there the peer is nanochat's ``rustbpe``, and its merges
+are the gate: the same as ours, or the same up to a tie that the two break differently.
 """
 
 from __future__ import annotations
@@ -23,13 +27,16 @@ import functools
 import gzip
 import hashlib
 import json
+import random
 import subprocess
 import sys
 import sysconfig
 import tempfile
 import time
+import warnings
 import zlib
 from collections.abc import Iterator, Sequence
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +44,10 @@ from bpe_course import train_bpe, train_bpe_naive
 from bpe_course.base import ENDOFTEXT
 from bpe_course.course.data import corpus_head, python_source, write_python_source
 from bpe_course.formats.gpt2 import read_merges_txt
+from bpe_course.pretokens import GPT2_PATTERN
 from bpe_course.safety.files import atomic_write
+from bpe_course.speed.counting import LongChunkWarning, count_file_pretokens
+from bpe_course.speed.wordtable import WordTable
 
 from .common import (
     MB,
@@ -57,8 +67,9 @@ from .common import (
 REPO_ROOT = Path(__file__).resolve().parent.parent
 CS336_DIR = REPO_ROOT.parent / "shared" / "reference" / "cs336"
 #: (size in MB, vocab size) of each run, and of its --quick smoke run.
-SIZES = {"default": (10, 10_000), "shapes": (32, 5000), "scale": (300, 32_000)}
-QUICK = {"default": (1, 1000), "shapes": (2.5, 500), "scale": (3, 1000)}
+SIZES = {"default": (10, 10_000), "shapes": (32, 5000), "scale": (300, 32_000),
+         "pathological": (10, 300)}
+QUICK = {"default": (1, 1000), "shapes": (2.5, 500), "scale": (3, 1000), "pathological": (0.3, 300)}
 GOALS = {"default": ["<= 0.8x HF"], "shapes": ["CPU/wall vs easy", "peak vs easy", "goals"],
          "scale": ["peak vs HF", "goals: <= 1x HF"]}
 ROOTS = ["/usr/share/doc", "/usr/share/man", sysconfig.get_paths()["stdlib"],
@@ -203,12 +214,163 @@ def goal_cells(kind: str, ours: dict, hf: dict, easy: dict) -> list[str]:
     return [f"{memory:.2f}x", f"{verdict(ours['wall'] / hf['wall'], 1)}, {verdict(memory, 1)}"]
 
 
+# Pathological corpora: one pretoken of 10 MB -----------------------------------------------
+
+
+def pathological_corpora(n_bytes: int, folder: Path) -> list[tuple[str, Path]]:
+    """Four files of ``n_bytes``, each one pretoken under GPT-2's pattern (no newline)."""
+    digits = "".join(random.Random(0).choices("0123456789", k=n_bytes))
+    texts = [("one letter", "a" * n_bytes), ("one pair repeated", "ab" * (n_bytes // 2)),
+             ("spaces", " " * n_bytes), ("random digits", digits)]
+    corpora = []
+    for index, (name, text) in enumerate(texts):
+        path = folder / f"pathological-{index}.txt"
+        path.write_text(text, encoding="ascii")
+        corpora.append((name, path))
+    return corpora
+
+
+def peer_here(who: str, path: str, vocab_size: int) -> dict:
+    """Train once in this fresh process, ours or rustbpe: wall time, peak RSS, and a digest of
+    each learned token in order (a token can be megabytes; the parent compares digests).
+
+    rustbpe's peak is read right after training, before its tokens are copied out to Python.
+    """
+    start = time.perf_counter()
+    try:
+        if who == "ours":
+            vocab = train_bpe(path, vocab_size, num_processes=None)[0]
+            wall, (main, worker) = time.perf_counter() - start, peak_rss()
+            tokens = [vocab[index] for index in range(256, len(vocab))]
+        else:
+            import rustbpe
+
+            with open(path, encoding="utf-8") as file:
+                text = file.read()
+            tokenizer = rustbpe.Tokenizer()
+            tokenizer.train_from_iterator(iter([text]), vocab_size, pattern=GPT2_PATTERN)
+            wall, (main, worker) = time.perf_counter() - start, peak_rss()
+            ranked = sorted(tokenizer.get_mergeable_ranks(), key=lambda item: item[1])
+            tokens = [bytes(token) for token, rank in ranked if rank >= 256]
+    except BaseException as error:  # rustbpe's PanicException is a BaseException
+        if isinstance(error, (KeyboardInterrupt, SystemExit)):
+            raise
+        return {"error": f"{type(error).__name__}: {str(error).splitlines()[0][:80]}"}
+    digests = [hashlib.sha1(token).hexdigest() for token in tokens]
+    return {"wall": wall, "main": main, "worker": worker or 0, "tokens": digests,
+            "lengths": [len(token) for token in tokens]}
+
+
+def run_peer(who: str, path: Path, vocab_size: int, runs: int) -> dict:
+    """``peer_here`` in a fresh process, ``runs`` times; the fastest run (or the error)."""
+    best: dict = {}
+    for _ in range(runs):
+        command = [sys.executable, "-m", "bench.train", "--peer-child", who, str(path),
+                   str(vocab_size)]
+        done = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            return {"error": f"exit code {done.returncode}: {done.stderr.strip()[-200:]}"}
+        run = json.loads(done.stdout.splitlines()[-1])
+        if "error" in run or not best or run["wall"] < best["wall"]:
+            best = run
+        if "error" in run:
+            break
+    return best
+
+
+def tie_note(path: Path, ours: dict, theirs: dict, vocab_size: int) -> str:
+    """Where our tokens and rustbpe's part, and whether that is a tie broken two ways: replay
+    our merges up to there and compare the counts of the two pairs that make the two tokens."""
+    index = next((i for i, (a, b) in enumerate(zip(ours["tokens"], theirs["tokens"])) if a != b),
+                 None)
+    if index is None:
+        if len(ours["tokens"]) == len(theirs["tokens"]):
+            return "identical"
+        return f"same {min(len(ours['tokens']), len(theirs['tokens']))}, then one stops"
+    counts = count_file_pretokens([str(path)], num_processes=1)
+    vocab, merges = train_bpe(path, 256 + index + 1, num_processes=1)
+    ids = {token: token_id for token_id, token in vocab.items()}
+    words = [(word.encode(), count) for word, count in counts.items()]
+    table = WordTable([(data, count) for data, count in words if len(data) > 1])
+    for step, (left, right) in enumerate(merges[:index]):
+        table.merge(chr(ids[left]) + chr(ids[right]), chr(256 + step))
+    ours_pair = chr(ids[merges[index][0]]) + chr(ids[merges[index][1]])
+    # rustbpe's token at that rank: the two tokens learned before it that spell it.
+    length = theirs["lengths"][index]
+    known = [token for token_id, token in vocab.items() if token_id < 256 + index]
+    candidates = [(left, right) for left in known for right in known
+                  if len(left) + len(right) == length
+                  and hashlib.sha1(left + right).hexdigest() == theirs["tokens"][index]]
+    if not candidates:
+        return f"differ from merge {index} on (rustbpe's token there is not two of ours)"
+    # A token may be spelt by several pairs ("aaa" + "a", "aa" + "aa"): the one that occurs.
+    spellings = [chr(ids[left]) + chr(ids[right]) for left, right in candidates]
+    theirs_pair = max(spellings, key=lambda pair: table.pair_counts.get(pair, 0))
+    mine, other = table.pair_counts.get(ours_pair, 0), table.pair_counts.get(theirs_pair, 0)
+    if mine != other:
+        return f"FAIL: differ from merge {index} on, counts {mine} (ours) vs {other} (rustbpe)"
+    return (f"same {index}, then a tie ({mine} each): rustbpe takes the lower ids "
+            f"({ord(theirs_pair[0])}, {ord(theirs_pair[1])}), ours the greater bytes "
+            f"({ord(ours_pair[0])}, {ord(ours_pair[1])})")
+
+
+def pathological(n_bytes: int, vocab_size: int, runs: int) -> int:
+    """The four one-pretoken corpora: gates, then ours beside rustbpe, each in a fresh process."""
+    try:
+        import rustbpe  # noqa: F401
+    except ImportError:
+        rustbpe_here = False
+    else:
+        rustbpe_here = True
+    rows = []
+    passed = True
+    with tempfile.TemporaryDirectory(prefix="bench-train-") as tmp, warnings.catch_warnings():
+        warnings.simplefilter("ignore", LongChunkWarning)  # each file is one long stretch
+        folder = Path(tmp)
+        corpora = pathological_corpora(n_bytes, folder)
+        if not gates([(name, path, []) for name, path in corpora], folder):
+            return 1
+        for name, path in corpora:
+            ours = run_peer("ours", path, vocab_size, runs)
+            if "error" in ours:
+                print(f"FAIL  train_bpe on {name}: {ours['error']}")
+                return 1
+            theirs = run_peer("rustbpe", path, vocab_size, runs) if rustbpe_here else None
+            ours_peak = ours["main"] + ours["worker"]  # the process and its largest worker
+            cells = [seconds(ours["wall"]), size(ours_peak)]
+            if theirs is None or "error" in theirs:
+                why = "not installed" if theirs is None else theirs["error"]
+                print(f"SKIP  merges == rustbpe's: {name}: rustbpe {why}")
+                cells += ["-", "-", "-", "-", f"rustbpe: {why}", "-"]
+            else:
+                note = tie_note(path, ours, theirs, vocab_size)
+                passed &= not note.startswith("FAIL")
+                print(f"{'FAIL' if note.startswith('FAIL') else 'PASS'}  merges == rustbpe's: "
+                      f"{name}: {note}")
+                time_ratio, memory = ours["wall"] / theirs["wall"], ours_peak / theirs["main"]
+                goals = f"{verdict(time_ratio, 2)}, {verdict(memory, 1)}"
+                cells += [seconds(theirs["wall"]), size(theirs["main"]), f"{time_ratio:.2f}x",
+                          f"{memory:.2f}x", note.split(":")[0], goals]
+            rows.append([name, size(path.stat().st_size), str(vocab_size), *cells])
+    header = ["corpus (one pretoken)", "size", "vocab", "ours", "ours peak", "rustbpe",
+              "rustbpe peak", "time vs rustbpe", "peak vs rustbpe", "merges", "goals: <= 2x, <= 1x"]
+    table("Training on one giant pretoken (ours: train_bpe; rustbpe: nanochat's Rust trainer)",
+          header, rows)
+    print(f"\nEach trainer in a fresh process, fastest of {runs} run(s); both read the file. "
+          "Ours: peak RSS of the process plus its largest worker; rustbpe: peak RSS right after "
+          "training. Merges: where the learned tokens part, and whether that is a tie.")
+    print_load("end")
+    return 0 if passed else 1
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.train", description=__doc__)
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--shapes", action="store_true", help="one corpus in four shapes")
     mode.add_argument("--scale", action="store_true", help="a big corpus of installed files")
     mode.add_argument("--corpus", type=Path, help="the scale run on this file")
+    mode.add_argument("--pathological", action="store_true",
+                      help="four 10 MB files that are each one pretoken, beside rustbpe")
     parser.add_argument("--quick", action="store_true", help="small sizes: a smoke run")
     parser.add_argument("--size-mb", type=float, help="corpus size (10, 32 or 300 MB)")
     parser.add_argument("--vocab-size", type=int, help="10,000, 5,000 or 32,000")
@@ -218,10 +380,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cache-dir", type=Path, default=REPO_ROOT / ".bench-cache")
     args = parser.parse_args(argv)
     kind = "shapes" if args.shapes else "scale" if args.scale or args.corpus else "default"
+    kind = "pathological" if args.pathological else kind
     size_mb, vocab_size = (QUICK if args.quick else SIZES)[kind]
     n_bytes, vocab_size = int((args.size_mb or size_mb) * MB), args.vocab_size or vocab_size
     if args.corpus and not args.corpus.is_file():
         parser.error(f"--corpus {args.corpus}: no such file")
+    if kind == "pathological":
+        print_machine([name for name in ("rustbpe", "regex") if installed(name)])
+        return pathological(n_bytes, vocab_size, args.runs)
     print_machine(["tokenizers", "regex"])
 
     rows = []
@@ -268,8 +434,19 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def installed(name: str) -> bool:
+    try:
+        metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return False
+    return True
+
+
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["--child"]:
+    if sys.argv[1:2] == ["--peer-child"]:
+        who, path, vocab = sys.argv[2:5]
+        print(json.dumps(peer_here(who, path, int(vocab))))
+    elif sys.argv[1:2] == ["--child"]:
         who, path, vocab, *specials = sys.argv[2:]
         print(json.dumps(train_here(who, path, int(vocab), specials)))
     else:

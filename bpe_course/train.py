@@ -58,6 +58,28 @@ def descending_key(token: bytes) -> str:
     return "".join([chr(256 - byte) for byte in token]) + END_MARK
 
 
+#: :func:`heap_key`'s translation of byte ``x`` to ``255 - x`` (byte 0 to 0xFF, which is then
+#: written as two bytes), and its end mark: two bytes above every other code.
+COMPLEMENT = bytes(255 - byte for byte in range(256))
+KEY_END = b"\xff\x01"
+
+
+def heap_key(token: bytes) -> bytes:
+    """:func:`descending_key`'s order in a byte per byte, where its string takes two.
+
+    Byte ``x`` becomes the byte ``255 - x``, except 0, which becomes the two bytes ``FF 00``,
+    and ``FF 01`` marks the end: no code starts another, and each compares as its byte
+    (or the end) should, so these keys sort as :func:`descending_key`'s do, and two keys
+    joined (the first without its end mark) are the key of the two tokens joined. Built in
+    C: the tokens learned from a long run are megabytes long, and the heap keeps a key for
+    each, so a second byte per byte cost hundreds of megabytes.
+
+    >>> heap_key(b"b") < heap_key(b"a") and heap_key(b"ab") < heap_key(b"a") < heap_key(b"\\x00")
+    True
+    """
+    return token.translate(COMPLEMENT).replace(b"\xff", b"\xff\x00") + KEY_END
+
+
 @cycle_collector_paused
 def train_from_counts(
     word_counts: Mapping[str | bytes, int],
@@ -105,7 +127,7 @@ def train_from_counts(
                 vocab[new_id] = left + right
                 merges.append((left, right))
                 _, new_pairs = table.merge(pair, chr(new_id))  # 2. update, don't recount
-                heap.push_new_pairs(new_pairs, vocab[new_id])
+                heap.push_new_pairs(new_pairs, pair)
                 bar.update(1)
     return vocab, merges
 
@@ -114,7 +136,7 @@ class PairHeap:
     """The most frequent pair on top (the greatest bytes on a tie), kept up to date lazily.
 
     An entry is ``(-count, key of the left token, key of the right token, pair)`` with
-    :func:`descending_key` keys, so Python's min-heap pops the highest count, then the
+    :func:`heap_key` keys, so Python's min-heap pops the highest count, then the
     greatest bytes, then the smallest ids (which only matters if two tokens share bytes).
 
     The lazy-deletion rule: push only when a count goes up; when it goes down, leave the
@@ -125,23 +147,25 @@ class PairHeap:
 
     def __init__(self, pair_counts: dict[str, int], vocab: Vocab) -> None:
         self.pair_counts = pair_counts  # owned by the WordTable; only read here
-        self.keys = [descending_key(vocab[token_id]) for token_id in range(len(vocab))]
+        self.keys = [heap_key(vocab[token_id]) for token_id in range(len(vocab))]
         self.entries = [self._entry(pair, count) for pair, count in pair_counts.items()]
         heapq.heapify(self.entries)
 
-    def _entry(self, pair: str, count: int) -> tuple[int, str, str, str]:
+    def _entry(self, pair: str, count: int) -> tuple[int, bytes, bytes, str]:
         return (-count, self.keys[ord(pair[0])], self.keys[ord(pair[1])], pair)
 
-    def push_new_pairs(self, new_pairs: Iterable[str], new_token: bytes) -> None:
-        """Push the pairs a merge created, with their counts, after learning the key of its
-        ``new_token``.
+    def push_new_pairs(self, new_pairs: Iterable[str], merged_pair: str) -> None:
+        """Push the pairs a merge created, with their counts, after learning the key of the
+        token made by merging ``merged_pair``.
 
         This is the only place a count goes up. A pair can gain occurrences only in the
         merge that creates the newer of its two tokens (later merges only take neighbours
         away), so every pair is pushed once, and its entry can only be too high, never too low.
+        The new token's key is its two parts' keys joined, the first without its end mark:
+        a copy in C (a token learned from a long run of one letter can be megabytes long).
         """
         keys, entries, pair_counts = self.keys, self.entries, self.pair_counts
-        keys.append(descending_key(new_token))
+        keys.append(keys[ord(merged_pair[0])][: -len(KEY_END)] + keys[ord(merged_pair[1])])
         for pair in new_pairs:
             entry = (-pair_counts[pair], keys[ord(pair[0])], keys[ord(pair[1])], pair)
             heapq.heappush(entries, entry)
@@ -172,6 +196,7 @@ def train_bpe(
     progress: bool = False,
     errors: str = "strict",
     executor: Executor | None = None,
+    max_pretoken_bytes: int | None = None,
 ) -> tuple[Vocab, Merges]:
     """Train a byte-level BPE tokenizer on one corpus file (or several).
 
@@ -186,10 +211,15 @@ def train_bpe(
     loop runs here on the summed counts (see
     :func:`~bpe_course.speed.counting.count_file_pretokens`).
 
+    A pretoken over 32 MiB (a file of one letter is a single pretoken) is refused with an
+    error that names it, unless ``max_pretoken_bytes`` is given: pretokens longer than that
+    are then cut into pieces of at most that many bytes.
+
     Returns ``(vocab, merges)`` as :func:`train_from_counts` does.
     """
     specials, counts = count_corpus(
-        input_path, vocab_size, special_tokens, pattern, num_processes, progress, errors, executor
+        input_path, vocab_size, special_tokens, pattern, num_processes, progress, errors, executor,
+        max_pretoken_bytes,
     )
     return train_from_counts(
         counts, vocab_size, specials, progress=progress, num_processes=num_processes
@@ -207,6 +237,7 @@ def train_bpe_naive(
     progress: bool = False,
     errors: str = "strict",
     executor: Executor | None = None,
+    max_pretoken_bytes: int | None = None,
 ) -> tuple[Vocab, Merges]:
     """:func:`train_bpe` with the naive merge loop: same arguments, same answer, slowly.
 
@@ -215,6 +246,7 @@ def train_bpe_naive(
     merge (and shows no progress bar of its own).
     """
     specials, counts = count_corpus(
-        input_path, vocab_size, special_tokens, pattern, num_processes, progress, errors, executor
+        input_path, vocab_size, special_tokens, pattern, num_processes, progress, errors, executor,
+        max_pretoken_bytes,
     )
     return train_from_counts_naive(counts, vocab_size, specials)

@@ -31,6 +31,15 @@ def test_train_benchmark_quick(mode: list[str], tmp_path: Path, capsys) -> None:
     assert "| CPU/wall |" in out and "load average at end" in out
 
 
+def test_pathological_train_benchmark_quick(capsys) -> None:
+    # rustbpe is a peer of the benchmark only; without it the rows say so.
+    status = bench_train.main(["--pathological", "--quick"])
+    out = capsys.readouterr().out
+    assert status == 0, out
+    assert "PASS  train_bpe == train_bpe_naive" in out and "FAIL" not in out
+    assert "| one letter | 300 kB | 300 |" in out and "| random digits |" in out
+
+
 @pytest.mark.parametrize("mode", [[], ["--adversarial"]])
 def test_encode_benchmark_quick(mode: list[str], capsys) -> None:
     status = bench_encode.main(["--quick", "--repeat", "1", *mode])

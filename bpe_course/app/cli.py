@@ -42,6 +42,7 @@ from ..pretokens import NAMED_PATTERNS
 from ..safety.interrupts import Interrupted, ignore_stop_signals, stop_signals_raise
 from ..safety.specials import SPECIAL_POLICIES, DisallowedSpecialError
 from ..speed import counting, workers
+from ..speed.wordtable import LongPretokenError, check_max_pretoken_bytes
 from ..tokenizer import Tokenizer
 from . import terminal
 
@@ -144,6 +145,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     wanted = checked("--vocab-size: ", base.merges_to_learn, args.vocab_size, specials)
     checked("", counting.corpus_paths, args.corpus)
     checked("--processes: ", workers.check_num_processes, args.processes)
+    checked("--max-pretoken-bytes: ", check_max_pretoken_bytes, args.max_pretoken_bytes)
     checked("--special-tokens: ", export.check_exportable, specials, pattern)
     args.claim = checked(f"--out {args.out!r}: ", folder.claim_output_folder, args.out, args.force,
                          args.corpus)
@@ -152,6 +154,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     vocab, merges = train_bpe(
         args.corpus, args.vocab_size, specials, pattern=pattern,
         num_processes=args.processes, progress=not args.quiet,
+        max_pretoken_bytes=args.max_pretoken_bytes,
     )
     seconds = time.perf_counter() - start
     tokenizer = Tokenizer(vocab, merges, specials, pattern)
@@ -294,6 +297,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="folder for vocab.json, merges.txt, tokenizer.json, ...")
     train.add_argument("--force", action="store_true",
                        help="replace --out even if it holds files this tool did not write")
+    train.add_argument("--max-pretoken-bytes", type=int, default=None, metavar="N",
+                       help="cut pretokens longer than N bytes into pieces of N bytes (default: "
+                       "refuse any over 32 MiB; a run of one letter is a single pretoken)")
     train.add_argument("--quiet", action="store_true", help="no progress bars")
     train.set_defaults(run=cmd_train)
 
@@ -381,6 +387,12 @@ def run(args: argparse.Namespace) -> int:
         return reader_gone()
     except DisallowedSpecialError as error:  # its message names Python arguments, not options
         return fail(f"the input holds {error.token!r}: use --special all (an id) or none (text)", 1)
+    except LongPretokenError as error:  # its own message names the Python argument
+        return fail(f"the longest pretoken is {error.length:,} bytes ({error.preview}, "
+                    f"{error.count:,} time(s)), over the {error.limit:,} bytes 'train' takes by "
+                    "default: each merge inside it can make a token nearly as long; use "
+                    "--max-pretoken-bytes N to cut longer pretokens into pieces of at most N "
+                    "bytes (e.g. 1000000), or an N above its length to train on it whole", 1)
     except utf8.InvalidUtf8Error as error:
         # Its own message suggests errors='replace', which is Python API advice.
         where = f"{error.source}: not valid UTF-8 at byte offset {error.offset}"

@@ -9,6 +9,7 @@ is why a space shows up as ``Ġ`` (U+0120) and a newline as ``Ċ`` (U+010A).
 
 from __future__ import annotations
 
+import codecs
 import json
 import os
 import re
@@ -41,9 +42,18 @@ def unicode_to_bytes() -> dict[str, int]:
 
 
 def token_to_str(token: bytes) -> str:
-    """Write a token the way GPT-2's files do: ``b" the"`` -> ``"Ġthe"``."""
-    table = bytes_to_unicode()
-    return "".join(table[byte] for byte in token)
+    """Write a token the way GPT-2's files do: ``b" the"`` -> ``"Ġthe"``.
+
+    A decoding table does it in C: a token learned from a long run of one character can be
+    megabytes, and a Python step per byte took seconds.
+    """
+    return codecs.charmap_decode(token, "strict", _byte_chars())[0]
+
+
+@lru_cache(maxsize=1)
+def _byte_chars() -> str:
+    """:func:`bytes_to_unicode` as a decoding table: the character of byte ``b`` at ``b``."""
+    return "".join(bytes_to_unicode()[byte] for byte in range(256))
 
 
 def str_to_token(text: str, where: str = "") -> bytes:

@@ -11,6 +11,8 @@ the merge that made it.
 
 from __future__ import annotations
 
+import re
+import sys
 from collections.abc import Callable, Mapping
 
 from ..base import Merges
@@ -28,10 +30,15 @@ def merges_from_ranks(ranks: Mapping[bytes, int]) -> Merges:
     [(b'l', b'o'), (b'lo', b'w'), (b'e', b'r')]
     """
     merges: Merges = []
+    runs: RunJoiner | None = None  # made for the first long token
     for token, rank in sorted(ranks.items(), key=lambda item: item[1]):
         if len(token) == 1:
             continue
-        parts = (_rescan_below if len(token) <= SHORT_TOKEN else _join_below)(token, rank, ranks)
+        if len(token) <= SHORT_TOKEN:
+            parts = _rescan_below(token, rank, ranks)
+        else:
+            runs = runs or RunJoiner(ranks)
+            parts = runs.join_below(token, rank) or _join_below(token, rank, ranks)
         built = len(parts) == 2 and all(ranks.get(part, rank) < rank for part in parts)
         if not built:
             raise ValueError(
@@ -165,3 +172,128 @@ def _join_all(
             if min(left, right) < best or len(new_parts) + count - index <= 2:
                 joining = False
     return new_parts, new_ranks
+
+
+#: :class:`RunJoiner` works on a token while its parts are at most this many different
+#: tokens (it tries each pair of them at every step); beyond, :func:`_join_below` does.
+FEW_PARTS = 16
+
+#: Two parts up to this many bytes long in all are glued to look their token up; longer
+#: ones are compared with the few tokens of their total length instead.
+GLUE_BYTES = 4096
+
+
+class RunJoiner:
+    """:func:`_join_below` with whole-string operations, for tokens made of few different
+    parts, such as those learned from a long run of one character (megabytes of ``a``).
+
+    The parts are a string with one character per part, ``chr(rank)``. Each round joins
+    every pair of the lowest rank at once, left to right, with ``str.replace`` (or ``re.sub``
+    when several pairs of parts spell that token): what joining them one at a time does, as
+    long as no join puts a pair of a lower rank beside it. When one might, or when the parts
+    are too varied, :meth:`join_below` gives up and returns None. :func:`_join_below` took a
+    Python step per byte: minutes for the tokens of 10 MB of one letter.
+    """
+
+    def __init__(self, ranks: Mapping[bytes, int]) -> None:
+        self.ranks = ranks
+        self.spelling = {rank: token for token, rank in ranks.items()}
+        bytes_known = all(bytes([byte]) in ranks for byte in range(256))
+        self.usable = (
+            bytes_known
+            and len(self.spelling) == len(ranks)  # one token a rank: a character names it
+            and max(self.spelling, default=0) <= sys.maxunicode
+        )
+        self.byte_chars = [chr(ranks[bytes([byte])]) for byte in range(256)] if bytes_known else []
+        self.long_tokens: dict[int, list[int]] = {}  # length -> the ranks of tokens that long
+        for token, rank in ranks.items():
+            if len(token) > GLUE_BYTES:
+                self.long_tokens.setdefault(len(token), []).append(rank)
+        self.joined: dict[str, int | None] = {}  # two parts (characters) -> their token's rank
+
+    def rank_of(self, pair: str) -> int | None:
+        """The rank of the token two parts spell (``pair``: their two characters), or None.
+
+        Parts can be megabytes, so long ones are not glued to look the result up: only a
+        token of the right length can be it, and comparing its two ends with them is enough.
+        """
+        if pair not in self.joined:
+            left, right = self.spelling[ord(pair[0])], self.spelling[ord(pair[1])]
+            if len(left) + len(right) <= GLUE_BYTES:
+                self.joined[pair] = self.ranks.get(left + right)
+            else:
+                self.joined[pair] = next(
+                    (rank for rank in self.long_tokens.get(len(left) + len(right), ())
+                     if self.spelling[rank].startswith(left)
+                     and self.spelling[rank].endswith(right)),
+                    None,
+                )
+        return self.joined[pair]
+
+    def join_below(self, token: bytes, limit: int) -> list[bytes] | None:
+        """``_join_below(token, limit, ranks)``, or None if this token needs it done there.
+
+        >>> RunJoiner({bytes([b]): b for b in range(256)} | {b"aa": 256}).join_below(b"aaaaa", 257)
+        [b'aa', b'aa', b'a']
+        """
+        if not self.usable:
+            return None
+        word = token.decode("latin-1").translate(self.byte_chars)
+        chars = _distinct_chars(word, FEW_PARTS)
+        while len(word) > 2:
+            if chars is None or len(chars) > FEW_PARTS:
+                return None
+            found = self._lowest_join(word, chars, limit)
+            if found is None:
+                break
+            rank, pairs = found
+            new = chr(rank)
+            # A join sees the parts to its right as they were, those to its left as joined.
+            for char in chars:
+                beside = self.rank_of(new + char)
+                if beside is not None and beside < rank and any(p + char in word for p in pairs):
+                    return None
+            if len(pairs) == 1:
+                word = word.replace(pairs[0], new)
+            else:
+                word = re.sub("|".join(map(re.escape, pairs)), new, word)
+            chars = list(dict.fromkeys([char for char in chars if char in word] + [new]))
+            for char in chars:
+                beside = self.rank_of(char + new)
+                if beside is not None and beside < rank and char + new in word:
+                    return None
+        return [self.spelling[ord(char)] for char in word]
+
+    def _lowest_join(
+        self, word: str, chars: list[str], limit: int
+    ) -> tuple[int, list[str]] | None:
+        """The lowest rank below ``limit`` that two neighbouring parts of ``word`` make, with
+        every pair of parts (two characters) that spells its token and occurs; or None."""
+        joins: dict[int, list[str]] = {}
+        for left in chars:
+            for right in chars:
+                rank = self.rank_of(left + right)
+                if rank is not None and rank < limit:
+                    joins.setdefault(rank, []).append(left + right)
+        for rank in sorted(joins):
+            pairs = [pair for pair in joins[rank] if pair in word]
+            if pairs:
+                return rank, pairs
+        return None
+
+
+def _distinct_chars(text: str, limit: int) -> list[str] | None:
+    """The different characters of ``text``, or None if there are more than ``limit``: one
+    ``str.replace`` pass takes each out. (:func:`bpe_course.speed.wordtable.distinct_chars` does the
+    same, but that lesson comes after this one.)
+
+    >>> _distinct_chars("abracadabra", 5), _distinct_chars("abracadabra", 4)
+    (['a', 'b', 'r', 'c', 'd'], None)
+    """
+    chars: list[str] = []
+    while text:
+        if len(chars) == limit:
+            return None
+        chars.append(text[0])
+        text = text.replace(text[0], "")
+    return chars

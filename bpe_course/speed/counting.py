@@ -28,7 +28,7 @@ import multiprocessing
 import os
 import warnings
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Executor, as_completed
 from typing import Any
 
@@ -37,8 +37,9 @@ import regex
 from ..base import PathLike, check_special_tokens, merges_to_learn
 from ..pretokens import GPT2_PATTERN, split_on_special_tokens
 from ..utf8 import check_errors, decode_text
-from .cuts import SAFE_CUTS, safe_cut_regex, spans_between_safe_cuts
+from .cuts import SAFE_CUTS, rule_cuts, safe_cut_regex, spans_between_safe_cuts
 from .fastsplit import Splitter
+from .wordtable import bound_pretokens, check_max_pretoken_bytes
 from .workers import (
     check_executor,
     check_num_processes,
@@ -88,13 +89,13 @@ def _rule_cuts(window: bytes, rule: regex.Pattern[str]) -> Iterator[int]:
     (and any invalid UTF-8) into lone surrogates, which no rule accepts on either side.
     """
     if window.isascii():
-        yield from (match.start() for match in rule.finditer(window.decode("ascii")))
+        yield from rule_cuts(window.decode("ascii"), rule)
         return
     text = window.decode("utf-8", "surrogateescape")
     chars = offset = 0
-    for match in rule.finditer(text):
-        offset += len(text[chars : match.start()].encode("utf-8", "surrogateescape"))
-        chars = match.start()
+    for cut in rule_cuts(text, rule):
+        offset += len(text[chars:cut].encode("utf-8", "surrogateescape"))
+        chars = cut
         yield offset
 
 
@@ -419,10 +420,13 @@ def count_corpus(
     progress: bool,
     errors: str,
     executor: Executor | None = None,
-) -> tuple[list[str], Counter[str]]:
+    max_pretoken_bytes: int | None = None,
+) -> tuple[list[str], Mapping[str | bytes, int]]:
     """Check every argument, then count the corpus's pretokens: the part both trainers share.
 
     Everything that can be wrong with the arguments is reported before a byte is read.
+    A pretoken too long to train on is refused or cut as soon as it is counted
+    (:func:`~bpe_course.speed.wordtable.bound_pretokens`).
     """
     special_tokens = check_special_tokens(special_tokens)
     merges_to_learn(vocab_size, special_tokens)
@@ -430,6 +434,7 @@ def count_corpus(
     check_num_processes(num_processes)
     check_errors(errors)
     check_executor(executor)
+    check_max_pretoken_bytes(max_pretoken_bytes)
     paths = corpus_paths(input_path)
     counts = count_file_pretokens(
         paths,
@@ -440,4 +445,4 @@ def count_corpus(
         errors=errors,
         executor=executor,
     )
-    return special_tokens, counts
+    return special_tokens, bound_pretokens(counts, max_pretoken_bytes)

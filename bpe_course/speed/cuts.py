@@ -191,6 +191,39 @@ def safe_cut_regex(pattern: str) -> regex.Pattern[str] | None:
     return cut_rules_regex(SAFE_CUTS.get(pattern, ()))
 
 
+#: A run of characters of one class: letters, numbers, whitespace, or anything else. Every
+#: rule above puts characters of two different classes on its two sides (a letter before a
+#: non-letter, a number before a non-number, a symbol before whitespace, a letter or a
+#: number, a line break before a visible character), so no cut lies inside such a run.
+CLASS_RUN = regex.compile(r"\p{L}+|\p{N}+|\s+|[^\s\p{L}\p{N}]+")
+
+
+def rule_cuts(
+    text: str, rule: regex.Pattern[str], pos: int = 0, endpos: int | None = None
+) -> Iterator[int]:
+    """The places in ``text[pos:endpos]`` where ``rule`` (a :func:`cut_rules_regex`) allows
+    a cut, in order: ``match.start()`` of ``rule.finditer(text, pos, endpos)``, found faster.
+
+    A cut lies where one run of :data:`CLASS_RUN` ends and the next begins, so only those
+    places are tried: the search leaps over a run, however long, at the speed of one simple
+    character class, where ``rule`` itself costs a few hundred nanoseconds a character (a
+    run of 10 million letters took seconds).
+
+    >>> list(rule_cuts("one two, 3", safe_cut_regex(GPT2_PATTERN)))
+    [3, 7, 8]
+    """
+    endpos = len(text) if endpos is None else min(endpos, len(text))
+    position = max(pos, 1)  # a cut has a character on each side
+    while position < endpos:
+        # The run that starts at position - 1 (every character is in one of the four classes).
+        cut = CLASS_RUN.match(text, position - 1, endpos).end()
+        if cut >= endpos:
+            return
+        if rule.match(text, cut, endpos):
+            yield cut
+        position = cut + 1
+
+
 def spans_between_safe_cuts(
     text: str, rule: regex.Pattern[str] | None, span_chars: int, reach: int | None = None
 ) -> Iterator[tuple[int, int]]:
@@ -209,11 +242,11 @@ def spans_between_safe_cuts(
     start = 0
     while rule is not None and len(text) - start > span_chars:
         search_end = len(text) if reach is None else start + span_chars + reach
-        cut = rule.search(text, start + span_chars, search_end)
+        cut = next(rule_cuts(text, rule, start + span_chars, search_end), None)
         if cut is None:
             break
-        yield start, cut.start()
-        start = cut.start()
+        yield start, cut
+        start = cut
     yield start, len(text)
 
 

@@ -11,6 +11,15 @@ Finding a pair in a word is then ``str.find``, merging it everywhere is ``str.re
 works left to right without overlaps, exactly as a BPE merge does), and both run in C. A
 string also takes a byte or two per token where a list of ints takes eight. The price is a
 limit of ``sys.maxunicode + 1`` (1,114,112) token ids, far beyond any vocabulary in use.
+
+Most words are short, and a merge visits their merged spots one by one. A long word (a run
+of one letter, of spaces or of digits is a single pretoken, however long) would make that a
+Python loop over millions of spots, and a list of millions of small strings: 10 MB of one
+letter took 15 s and 900 MB, and 200 MB ran out of memory. So a word of :data:`LONG_WORD`
+characters or more is merged with whole-string operations only
+(:meth:`WordTable._merge_long_word`): what a merge changes around its spots follows from the
+characters beside the new token, which ``str.count`` or ``str.split`` (a slice at a time)
+count in C (:func:`neighbours`). Nothing is held per spot.
 """
 
 from __future__ import annotations
@@ -18,16 +27,48 @@ from __future__ import annotations
 import functools
 import gc
 import sys
-from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping
-from operator import add
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from operator import add, itemgetter
 from typing import ParamSpec, TypeVar
+
+from ..utf8 import replace_lone_surrogates
 
 P = ParamSpec("P")
 R = TypeVar("R")
 
 #: Token ids are characters in :class:`WordTable`, so there can be at most this many.
 MAX_TOKEN_IDS = sys.maxunicode + 1
+
+#: Words of at least this many characters are merged by :meth:`WordTable._merge_long_word`.
+#: Below it the per-spot loop is cheaper: a word this short has few spots, and the
+#: whole-string operations cost a few microseconds each, whatever the length.
+LONG_WORD = 256
+
+#: :func:`split_neighbours` splits the merged word this many characters at a time, so the
+#: list of parts (one per new token) never holds more than this many strings.
+SLICE_CHARS = 1 << 16
+
+#: The cost model that picks :func:`counted_neighbours` or :func:`split_neighbours`, in
+#: nanoseconds (measured with CPython 3.11 on x86-64; only their ratio matters): reading one
+#: character in ``str.count``, ``str.replace`` or ``str.split``, and handling one new token
+#: in a split (a part, two slices, two ``Counter`` entries).
+SCAN_NS = 1.5
+SPOT_NS = 250
+
+#: A long word's pairs are counted with ``str.count`` when it has at most this many
+#: different characters (that many squared scans), else by a ``Counter`` of all its pairs.
+FEW_CHARS = 6
+
+#: Pretokens longer than this many bytes are refused unless ``max_pretoken_bytes`` says what
+#: to do (:func:`bound_pretokens`). The merges inside one pretoken can each make a token
+#: nearly as long as it, and the vocabulary keeps every token: 200 MB of one letter would
+#: learn about 2.4 GB of tokens at vocabulary size 300.
+MAX_PRETOKEN_BYTES = 1 << 25  # 32 MiB
+
+#: The last and the first character of a string, or "" for an empty one, at C speed.
+last_char = itemgetter(slice(-1, None))
+first_char = itemgetter(slice(None, 1))
 
 
 class WordTable:
@@ -48,7 +89,13 @@ class WordTable:
         pair_words: defaultdict[str, list[int]] = defaultdict(list)
         for data, count in word_counts:  # each of at least two bytes
             word = data.decode("latin-1")  # the one-character-per-byte spelling
-            add_pairs(map(add, word, word[1:]), len(self.words), count, pair_counts, pair_words)
+            index = len(self.words)
+            if len(word) >= LONG_WORD:  # count its pairs in C, not one by one
+                for pair, occurrences in count_pairs(word).items():
+                    pair_counts[pair] += occurrences * count
+                    pair_words[pair].append(index)
+            else:
+                add_pairs(map(add, word, word[1:]), index, count, pair_counts, pair_words)
             self.words.append(word)
             self.counts.append(count)
         self.pair_counts = dict(pair_counts)  # plain dicts: a missing pair is an error
@@ -77,6 +124,9 @@ class WordTable:
         new_words: defaultdict[str, list[int]] = defaultdict(list)
         for index in pair_words.pop(pair, ()):
             word = words[index]
+            if len(word) >= LONG_WORD:
+                self._merge_long_word(index, pair, new_token, lost, gained, new_words)
+                continue
             if pair not in word:
                 continue  # stale entry: an earlier merge took this word's pair away
             merged = word.replace(pair, new_token)
@@ -107,6 +157,41 @@ class WordTable:
         self.count_changes(lost, gained)
         pair_words.update(new_words)
         return lost, gained
+
+    def _merge_long_word(
+        self,
+        index: int,
+        pair: str,
+        new_token: str,
+        lost: defaultdict[str, int],
+        gained: defaultdict[str, int],
+        new_words: defaultdict[str, list[int]],
+    ) -> None:
+        """:meth:`merge`'s work on one long word, with no Python loop over its spots.
+
+        Every pair a merge of ``a b`` into ``N`` changes touches a merged spot, so the
+        characters beside ``N`` in the merged word tell all: a character ``c`` before an
+        ``N`` stood before an ``a`` (the word lost ``c a`` and gained ``c N``), one after an
+        ``N`` stood after a ``b`` (lost ``b c``, gained ``N c``), and two ``N`` side by side
+        were ``a b a b`` (lost ``b a``, gained ``N N``). :func:`neighbours` counts them.
+        """
+        word = self.words[index]
+        merged = word.replace(pair, new_token)
+        spots = len(word) - len(merged)
+        if not spots:
+            return  # stale entry: an earlier merge took this word's pair away
+        self.words[index] = merged
+        count = self.counts[index]
+        before, after, side_by_side = neighbours(merged, new_token, spots)
+        first, second = pair
+        changes = [(char + first, char + new_token, times) for char, times in before.items()]
+        changes += [(second + char, new_token + char, times) for char, times in after.items()]
+        if side_by_side:
+            changes.append((second + first, new_token + new_token, side_by_side))
+        for old_pair, new_pair, times in changes:  # each new_pair once: the word is listed once
+            lost[old_pair] += times * count
+            gained[new_pair] += times * count
+            new_words[new_pair].append(index)
 
     def count_changes(self, lost: Mapping[str, int], gained: Mapping[str, int]) -> None:
         """Take ``lost`` from the pair counts and add ``gained``; forget pairs that reach 0."""
@@ -169,6 +254,236 @@ def add_pairs(
         listed = pair_words[pair]
         if not listed or listed[-1] != index:  # one word's pairs come together: this suffices
             listed.append(index)
+
+
+# Long words: whole-string operations only ----------------------------------------------------
+
+
+def neighbours(
+    merged: str, new_token: str, spots: int
+) -> tuple[dict[str, int], dict[str, int], int]:
+    """The characters beside ``new_token`` in ``merged``, where it occurs ``spots`` times.
+
+    Returns how often each character (other than ``new_token``) stands just before it, how
+    often each stands just after it, and how often two of it stand side by side. Two ways
+    count them, and the cheaper one is taken (:data:`SCAN_NS`, :data:`SPOT_NS`):
+    :func:`counted_neighbours` scans the word twice per different character in it, whatever
+    the number of spots, which wins on a run (one letter merged into ever longer tokens);
+    :func:`split_neighbours` costs one scan plus some work per spot, which wins when the
+    word holds many different characters and the merged spots are comparatively few.
+
+    >>> neighbours("xNyN", "N", 2)
+    ({'x': 1, 'y': 1}, {'y': 1}, 0)
+    >>> neighbours("NNNa", "N", 3)
+    ({}, {'a': 1}, 2)
+    """
+    size = len(merged)
+    split_cost = spots * SPOT_NS + size * SCAN_NS
+    # Counting with k other characters: k + 1 passes to find them, two scans for each.
+    most = int((split_cost / (size * SCAN_NS) - 1) / 3)
+    chars = distinct_chars(merged, most + 1) if most >= 1 else None
+    if chars is None:
+        before, after, side_by_side = split_neighbours(merged, new_token)
+        return dict(before), dict(after), side_by_side
+    return counted_neighbours(merged, new_token, spots, chars)
+
+
+def counted_neighbours(
+    merged: str, new_token: str, spots: int, chars: Iterable[str]
+) -> tuple[dict[str, int], dict[str, int], int]:
+    """:func:`neighbours`, counted with ``str.count``; ``chars`` are all of ``merged``'s.
+
+    ``c N`` and ``N c`` with ``c`` not ``N`` cannot overlap, so ``str.count`` finds them
+    all. ``N N`` can (``N N N`` holds two), so it is found from the others: every ``N``
+    stands at the start of the word, after some other character, or after an ``N``.
+
+    >>> counted_neighbours("NNNa", "N", 3, "Na")
+    ({}, {'a': 1}, 2)
+    """
+    before: dict[str, int] = {}
+    after: dict[str, int] = {}
+    for char in chars:
+        if char == new_token:
+            continue
+        if times := merged.count(char + new_token):
+            before[char] = times
+        if times := merged.count(new_token + char):
+            after[char] = times
+    side_by_side = spots - merged.startswith(new_token) - sum(before.values())
+    return before, after, side_by_side
+
+
+def split_neighbours(merged: str, new_token: str) -> tuple[Counter[str], Counter[str], int]:
+    """:func:`neighbours`, found by splitting ``merged`` on ``new_token``, a slice at a time.
+
+    The last character of each part is the one before the next ``N``, the first character of
+    each part the one after the last ``N``. An empty part between two ``N`` means they stand
+    side by side; one at the edge of a slice means the neighbour is in the next slice (or
+    there is none, at the edge of the word). Slices of :data:`SLICE_CHARS` keep the list of
+    parts short; ``N`` is one character, so no slice edge ever cuts through one.
+
+    >>> split_neighbours("xNyN", "N")
+    (Counter({'x': 1, 'y': 1}), Counter({'y': 1}), 0)
+    """
+    before: Counter[str] = Counter()
+    after: Counter[str] = Counter()
+    side_by_side = 0
+    size = len(merged)
+    for start in range(0, size, SLICE_CHARS):
+        end = min(start + SLICE_CHARS, size)
+        parts = merged[start:end].split(new_token)
+        if len(parts) == 1:
+            continue  # no new token in this slice
+        before.update(map(last_char, parts[:-1]))
+        after.update(map(first_char, parts[1:]))
+        # An empty part before an N follows another N, or starts the slice; an empty part
+        # after an N is the same pair of N seen from the other side, or ends the slice.
+        side_by_side += before.pop("", 0)
+        del after[""]
+        if not parts[0]:  # the slice starts with an N: its neighbour is in the slice before
+            side_by_side -= 1
+            if start and merged[start - 1] == new_token:
+                side_by_side += 1
+            elif start:
+                before[merged[start - 1]] += 1
+        if not parts[-1] and end < size and merged[end] != new_token:
+            after[merged[end]] += 1  # an N that ends the slice, and its neighbour in the next
+    return before, after, side_by_side
+
+
+def distinct_chars(text: str, limit: int) -> list[str] | None:
+    """The different characters of ``text``, or None if there are more than ``limit``.
+
+    One ``str.replace`` pass takes each character out, so this is cheap when they are few
+    (``set(text)`` would make a string object for every character).
+
+    >>> distinct_chars("abracadabra", 5), distinct_chars("abracadabra", 4)
+    (['a', 'b', 'r', 'c', 'd'], None)
+    """
+    chars: list[str] = []
+    while text:
+        if len(chars) == limit:
+            return None
+        chars.append(text[0])
+        text = text.replace(text[0], "")
+    return chars
+
+
+def count_pairs(word: str) -> dict[str, int]:
+    """How often each pair occurs in ``word``, as BPE counts them: ``"aaa"`` holds ``"aa"``
+    twice. Counted in C, never one pair at a time in Python.
+
+    With few different characters, by ``str.count`` of each possible pair: ``x y`` with
+    ``x`` not ``y`` cannot overlap, so ``str.count`` finds them all, and ``y y`` is what
+    is left of the occurrences of ``y`` (each stands at the start, after another character,
+    or after a ``y``). With many, by a ``Counter`` of all pairs.
+
+    >>> count_pairs("aaabab")
+    {'ba': 1, 'aa': 2, 'ab': 2}
+    """
+    chars = distinct_chars(word, FEW_CHARS)
+    if chars is None:
+        return Counter(map(add, word, word[1:]))
+    counts: dict[str, int] = {}
+    for second in chars:
+        after_others = 0  # occurrences of `second` just after a different character
+        for first in chars:
+            if first != second and (times := word.count(first + second)):
+                counts[first + second] = times
+                after_others += times
+        if same := word.count(second) - word.startswith(second) - after_others:
+            counts[second + second] = same
+    return counts
+
+
+# Pretokens too long to train on ----------------------------------------------------------
+
+
+class LongPretokenError(ValueError):
+    """A pretoken is longer than :data:`MAX_PRETOKEN_BYTES` and no bound was given.
+
+    ``length`` is its size in bytes, ``count`` how often it occurs, ``preview`` its start
+    (the command line says the same with its own option's name).
+    """
+
+    def __init__(self, length: int, count: int, preview: str) -> None:
+        self.length, self.count, self.preview = length, count, preview
+        self.limit = MAX_PRETOKEN_BYTES
+        super().__init__(
+            f"the longest pretoken is {length:,} bytes ({preview}, {count:,} time(s)), over "
+            f"the {MAX_PRETOKEN_BYTES:,} bytes training takes by default: each merge inside it "
+            "can make a token nearly as long, and the vocabulary keeps them all; pass "
+            "max_pretoken_bytes=N to cut longer pretokens into pieces of at most N bytes "
+            "(e.g. 1000000), or an N above its length to train on it whole"
+        )
+
+
+def check_max_pretoken_bytes(max_pretoken_bytes: int | None) -> int | None:
+    """``None`` or a whole number of at least 4 (a UTF-8 character takes up to 4 bytes)."""
+    if max_pretoken_bytes is None:
+        return None
+    if isinstance(max_pretoken_bytes, bool) or not isinstance(max_pretoken_bytes, int):
+        raise TypeError(f"max_pretoken_bytes must be an int or None, got {max_pretoken_bytes!r}")
+    if max_pretoken_bytes < 4:
+        raise ValueError(
+            f"max_pretoken_bytes must be at least 4 (a UTF-8 character can take 4 bytes), "
+            f"got {max_pretoken_bytes}"
+        )
+    return max_pretoken_bytes
+
+
+def bound_pretokens(
+    counts: Mapping[str, int], max_pretoken_bytes: int | None
+) -> Mapping[str | bytes, int]:
+    """``counts`` with no pretoken over ``max_pretoken_bytes`` bytes: longer ones are cut into
+    pieces of at most that many bytes, each ending where a UTF-8 character does
+    (:func:`cut_pretoken`), and the pieces are counted instead.
+
+    With ``None``, ``counts`` is returned as it is, unless a pretoken is longer than
+    :data:`MAX_PRETOKEN_BYTES`: then :class:`LongPretokenError` names the longest, before
+    training starts on something that would fill the memory. A run of one character with
+    no place the split pattern cuts (a file of one letter, of spaces, of digits) makes such
+    a pretoken.
+
+    >>> bound_pretokens({"aaaaaaa": 2, "ab": 1}, 3)
+    Counter({b'aaa': 4, b'a': 2, 'ab': 1})
+    """
+    limit = MAX_PRETOKEN_BYTES if max_pretoken_bytes is None else max_pretoken_bytes
+    # A character is at most 4 bytes, so only words of over limit / 4 characters can be long.
+    long = [word for word in counts if len(word) * 4 > limit and utf8_length(word) > limit]
+    if not long:
+        return counts
+    if max_pretoken_bytes is None:
+        word = max(long, key=utf8_length)
+        raise LongPretokenError(utf8_length(word), counts[word], f"{word[:20]!r}...")
+    bounded: Counter[str | bytes] = Counter(counts)
+    for word in long:
+        count = bounded.pop(word)
+        for piece in cut_pretoken(replace_lone_surrogates(word).encode(), max_pretoken_bytes):
+            bounded[piece] += count
+    return bounded
+
+
+def utf8_length(word: str) -> int:
+    """The bytes of ``word`` in UTF-8 (as training encodes it), without a copy for ASCII."""
+    return len(word) if word.isascii() else len(replace_lone_surrogates(word).encode())
+
+
+def cut_pretoken(data: bytes, size: int) -> Iterator[bytes]:
+    """``data`` in pieces of at most ``size`` bytes (at least 4), each cut before the first
+    byte of a UTF-8 character, so that no character is split between two pieces.
+
+    >>> list(cut_pretoken("aéééé".encode(), 4))
+    [b'a\\xc3\\xa9', b'\\xc3\\xa9\\xc3\\xa9', b'\\xc3\\xa9']
+    """
+    start = 0
+    while len(data) - start > size:
+        end = start + size
+        while data[end] & 0xC0 == 0x80:  # a continuation byte: the character began before
+            end -= 1
+        yield data[start:end]
+        start = end
+    yield data[start:]
 
 
 def cycle_collector_paused(function: Callable[P, R]) -> Callable[P, R]:
