@@ -107,33 +107,46 @@ def sha256_of(path: str | os.PathLike[str]) -> str:
     return digest.hexdigest()
 
 
-def check_sha256(path: str | os.PathLike[str], expected: str) -> Path:
-    """Return ``path`` if its sha256 is ``expected``; otherwise raise naming the file."""
+def check_sha256(
+    path: str | os.PathLike[str], expected: str, recorded_by: str = "tiktoken"
+) -> Path:
+    """Return ``path`` if its sha256 is ``expected`` (the digest ``recorded_by`` records);
+    otherwise raise naming the file."""
     actual = sha256_of(path)
     if actual != expected:
         raise ValueError(
-            f"{os.fspath(path)}: sha256 is {actual}, but tiktoken expects {expected}; "
+            f"{os.fspath(path)}: sha256 is {actual}, but {recorded_by} expects {expected}; "
             "this is not the original file (reinstall the package that ships it)"
         )
     return Path(path)
+
+
+def packaged_file(
+    name: str, distribution: str, inside: str, expected: str, recorded_by: str = "tiktoken"
+) -> Path:
+    """The verified local path of the file ``inside`` the installed ``distribution``.
+
+    A package that is not installed, a file it lacks and a file whose sha256 is not
+    ``expected`` (changed or cut short) each raise an error naming the package and the file.
+    """
+    try:
+        dist = importlib.metadata.distribution(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        raise FileNotFoundError(
+            f"{name} comes from the Python package {distribution!r} (file {inside}), which is "
+            f"not installed; install it with: pip install {distribution}"
+        ) from None
+    path = Path(dist.locate_file(inside))
+    if not path.is_file():
+        raise FileNotFoundError(f"{name}: package {distribution!r} has no file {path}")
+    return check_sha256(path, expected, recorded_by)
 
 
 def openai_file(name: str) -> Path:
     """The verified local path of one of :data:`OPENAI_FILES` (it may be gzipped)."""
     if name not in OPENAI_FILES:
         raise ValueError(f"unknown OpenAI file {name!r}; known: {sorted(OPENAI_FILES)}")
-    distribution, inside, expected = OPENAI_FILES[name]
-    try:
-        dist = importlib.metadata.distribution(distribution)
-    except importlib.metadata.PackageNotFoundError:
-        raise FileNotFoundError(
-            f"{name} comes from the Python package {distribution!r}, which is not installed; "
-            f"install it with: pip install {distribution}"
-        ) from None
-    path = Path(dist.locate_file(inside))
-    if not path.is_file():
-        raise FileNotFoundError(f"{name}: package {distribution!r} has no file {path}")
-    return check_sha256(path, expected)
+    return packaged_file(name, *OPENAI_FILES[name])
 
 
 def load_gpt2_files(

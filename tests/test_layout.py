@@ -37,6 +37,7 @@ ORDER = [
     "safety.specials", "speed.streaming",
     "tokenizer",
     "formats.folder", "openai",
+    "formats.rankbpe", "formats.hf_json", "formats.sentencepiece", "models",
     "course.data", "course.viz",
     "app.terminal", "app.cli",
 ]
@@ -58,8 +59,8 @@ MODULE_LINES = 600
 
 
 def part_of(module: str) -> str:
-    """``"core"`` for a top-level module (``openai`` is the core's door to OpenAI's files),
-    else the subpackage's name."""
+    """``"core"`` for a top-level module (``openai`` and ``models`` are the core's doors to
+    OpenAI's files and the open models'), else the subpackage's name."""
     return module.split(".")[0] if "." in module else "core"
 
 
@@ -106,7 +107,7 @@ def package_imports(module: str) -> list[tuple[str, list[str], int]]:
 
 def test_every_module_has_a_place_in_the_order():
     assert all_modules() == set(ORDER)
-    assert [module for module in ORDER if part_of(module) == "core"] == [*CORE, "openai"]
+    assert [module for module in ORDER if part_of(module) == "core"] == [*CORE, "openai", "models"]
 
 
 @pytest.mark.parametrize("module", ORDER)
