@@ -148,6 +148,9 @@ class PreTokenizer:
         self.steps = list(steps)
 
     def findall(self, text: str) -> list[str]:
+        """The pieces of ``text``; no step sees an empty piece (so none gets a prefix space)."""
+        if not text:
+            return []
         pieces = [text]
         for step in self.steps:
             if len(pieces) == 1:
