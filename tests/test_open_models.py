@@ -286,3 +286,36 @@ def test_the_table_lists_seven_names_with_files():
                            "mistral_v1")
     for model in MODELS.values():
         assert len(model.sha256) == 64 and model.path.count("/") >= 1
+
+
+# The command line -----------------------------------------------------------------------
+
+
+def run_cli(args: list[str], stdin: str, monkeypatch, capsys) -> tuple[int, str, str]:
+    import io
+
+    from bpe_course.app import cli
+
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin.encode())))
+    code = cli.main(args)
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+@pytest.mark.parametrize("spec", ["llama3", "mistral_v1", "deepseek_v4 file"])
+def test_the_command_line_takes_a_name_or_a_file(spec, monkeypatch, capsys):
+    name = spec.split()[0]
+    installed(name)
+    target = str(model_file(name)) if spec.endswith("file") else name
+    text = HAND_PICKED["mixed"]
+    code, out, err = run_cli(["encode", "--tokenizer", target, "-"], text, monkeypatch, capsys)
+    assert code == 0, err
+    assert [int(i) for i in out.split()] == open_model(name).encode(text)
+
+
+def test_the_command_line_refuses_a_file_outside_the_family(tmp_path, monkeypatch, capsys):
+    path = tmp_path / "tokenizer.json"
+    path.write_text('{"model": {"type": "WordPiece", "vocab": {}}}', encoding="utf-8")
+    code, _, err = run_cli(["encode", "--tokenizer", str(path), "-"], "hi", monkeypatch, capsys)
+    assert code == 1
+    assert 'model.type = "WordPiece": only BPE models' in err

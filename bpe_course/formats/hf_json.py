@@ -348,9 +348,9 @@ def from_tokenizer_document(document: Any, source: str, *, name: str) -> HFToken
     """:func:`from_tokenizer_json` for a document already parsed (``source`` names it)."""
     if not isinstance(document, dict):
         raise _refuse(source, "(document)", type(document).__name__, "expected a JSON object")
+    vocab_keys, merge_keys, ignore_merges = read_model(document.get("model"), source)
     forms = read_normalizer(document.get("normalizer"), source)
     steps = read_pre_tokenizer(document.get("pre_tokenizer"), source)
-    vocab_keys, merge_keys, ignore_merges = read_model(document.get("model"), source)
     rewrites = read_decoder(document.get("decoder"), source)
     added = read_added_tokens(document.get("added_tokens"), source)
     table = unicode_to_bytes()
@@ -402,6 +402,7 @@ class HFTokenizer(Tokenizer):
         self.added_tokens = list(added)
         self.normalizations = list(normalizations)
         self.ignore_merges = whole is not None
+        self.pre_tokenizer = pre_tokenizer
         self._compiled = pre_tokenizer  # type: ignore[assignment]
         self._safe_cuts = None
         simple = [s for s in pre_tokenizer.steps if s.splitter is not None or s.prefix_space]

@@ -32,8 +32,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from ..naive import encode_naive
 from ..safety.files import atomic_write
-from ..safety.specials import AllowedSpecial, DisallowedSpecial
-from ..speed.merging import PieceMerger
+from ..safety.specials import AllowedSpecial, DisallowedSpecial, SpecialTokens
+from ..speed.merging import NO_MERGE, SHORT_PIECE, PieceMerger
 from ..speed.piececache import PieceTable
 from ..tokenizer import Tokenizer
 
@@ -59,6 +59,52 @@ class ConcatenationRanks:
     def get(self, pair: tuple[int, int], default: int | None = None) -> int | None:
         vocab = self.vocab
         return self.ranks.get(vocab[pair[0]] + vocab[pair[1]], default)
+
+
+#: Every single byte as a ``bytes`` object, to split a piece into its bytes at C speed.
+_BYTES = [bytes([byte]) for byte in range(256)]
+
+
+class RankMerger:
+    """The ids of one pretoken by tiktoken's rule 2, on the bytes themselves.
+
+    Each step joins the adjacent pair whose concatenation has the lowest rank (the leftmost
+    of equals) and looks up only the two new pairs beside it; a lookup is one concatenation
+    and one ``dict.get``, both in C, where :class:`ConcatenationRanks` would run a Python
+    method per pair. Pretokens longer than :data:`~bpe_course.speed.merging.SHORT_PIECE`
+    bytes go to ``long_pieces`` (the bucketed loop of :mod:`bpe_course.speed.merging`),
+    whose time grows close to linearly with the length.
+
+    >>> ranks = {bytes([b]): b for b in range(256)} | {b"ab": 256, b"abc": 257, b"bc": 258}
+    >>> RankMerger(ranks, 0, None)("abcbc")
+    (257, 258)
+    """
+
+    def __init__(self, ranks: Mapping[bytes, int], offset: int, long_pieces) -> None:
+        self.ranks = ranks
+        self.offset = offset
+        self.long_pieces = long_pieces
+
+    def __call__(self, piece: str) -> tuple[int, ...]:
+        data = piece.encode("utf-8")
+        if len(data) > SHORT_PIECE:
+            return self.long_pieces(piece)
+        rank_of = self.ranks.get
+        parts = list(map(_BYTES.__getitem__, data))
+        ranks = [rank_of(left + right, NO_MERGE) for left, right in zip(parts, parts[1:])]
+        while ranks:
+            best = min(ranks)
+            if best == NO_MERGE:
+                break
+            i = ranks.index(best)
+            parts[i] += parts[i + 1]
+            del parts[i + 1], ranks[i]
+            if i < len(ranks):
+                ranks[i] = rank_of(parts[i] + parts[i + 1], NO_MERGE)
+            if i:
+                ranks[i - 1] = rank_of(parts[i - 1] + parts[i], NO_MERGE)
+        offset = self.offset
+        return tuple(rank_of(part) + offset for part in parts)
 
 
 class RankTokenizer(Tokenizer):
@@ -105,15 +151,14 @@ class RankTokenizer(Tokenizer):
                     f"to {vocab[token_id]!r}"
                 )
             vocab[token_id] = token.encode("utf-8")
-        super().__init__(vocab, [], list(special_tokens), pattern, name=name)
-        # A special token spelled like an ordinary token must keep its own id.
+        super().__init__(vocab, [], None, pattern, name=name)
+        # Given here, not to Tokenizer: a special token spelled like an ordinary token must
+        # keep its own id, and the finder of special tokens is built once.
         self.special_tokens = special_tokens
-        self._specials = type(self._specials)(special_tokens)
+        self._specials = SpecialTokens(special_tokens)
         self.ranks = dict(ranks)
         self.offset = offset
         self.normalization = normalization
-        by_id = {token_id: token for token, token_id in self._ids_of.items()}
-        by_id.update((rank + offset, token) for token, rank in self.ranks.items())
         whole: dict[str, tuple[int]] = {}
         for token, rank in self.ranks.items():
             try:
@@ -126,7 +171,8 @@ class RankTokenizer(Tokenizer):
         merged_ids = range(offset, offset + max(self.ranks.values(), default=-1) + 1)
         self._merge_ranks = pairs  # type: ignore[assignment]
         self._merged_ids = merged_ids  # type: ignore[assignment]
-        self._pieces = PieceTable(whole, PieceMerger(self._byte_ids, pairs, merged_ids))
+        long_pieces = PieceMerger(self._byte_ids, pairs, merged_ids)
+        self._pieces = PieceTable(whole, RankMerger(self.ranks, offset, long_pieces))
 
     def __repr__(self) -> str:
         return (
