@@ -319,3 +319,33 @@ def test_the_command_line_refuses_a_file_outside_the_family(tmp_path, monkeypatc
     code, _, err = run_cli(["encode", "--tokenizer", str(path), "-"], "hi", monkeypatch, capsys)
     assert code == 1
     assert 'model.type = "WordPiece": only BPE models' in err
+
+
+def test_a_rank_table_exports_to_tiktoken_and_refuses_merge_lists(tmp_path):
+    installed("llama3")
+    from bpe_course.openai import read_tiktoken_ranks
+
+    llama = open_model("llama3")
+    llama.save_tiktoken(tmp_path / "llama3.tiktoken")
+    assert read_tiktoken_ranks(tmp_path / "llama3.tiktoken") == llama.ranks
+    encoding = llama.to_tiktoken("llama3")
+    assert encoding.encode(HAND_PICKED["mixed"]) == llama.encode(HAND_PICKED["mixed"])
+    for export in (llama.save_hf, lambda path: llama.save(path, path)):
+        with pytest.raises(ValueError, match=r"no merge; use save_tiktoken instead"):
+            export(tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+def test_batches_in_worker_processes():
+    installed("qwen2.5")
+    qwen = open_model("qwen2.5")
+    texts = [HAND_PICKED["emoji and marks"], HAND_PICKED["numbers"]] * 4
+    assert qwen.encode_batch(texts, num_processes=2) == [qwen.encode(t) for t in texts]
+
+
+def test_a_tokenizer_json_stream_gives_the_ids_of_the_whole():
+    installed("deepseek_v4")
+    deepseek = open_model("deepseek_v4")
+    text = " ".join(HAND_PICKED.values())
+    chunks = [text[i : i + 7] for i in range(0, len(text), 7)]
+    assert list(deepseek.encode_iterable(chunks)) == deepseek.encode(text)

@@ -124,3 +124,25 @@ def test_wire_format_fields():
     data = bytes([0x08, 0x96, 0x01, 0x12, 0x02, 0x68, 0x69, 0x1D, 1, 0, 0, 0,
                   0x21, 2, 0, 0, 0, 0, 0, 0, 0])
     assert list(read_fields(data)) == [(1, 150), (2, b"hi"), (3, 1), (4, 2)]
+
+
+@given(data=st.data())
+def test_decode_bytes_and_offsets_agree_with_decode(pair, data):
+    ours, _ = pair
+    text = data.draw(tiktoken_text)
+    ids = ours.encode_ordinary(text)
+    assert ours.decode_bytes(ids).decode("utf-8", "replace") == ours.decode(ids)
+    decoded, offsets = ours.decode_with_offsets(ids)
+    assert decoded == ours.decode(ids)
+    assert len(offsets) == len(ids) and offsets == sorted(offsets)
+    assert all(0 <= offset <= len(decoded) for offset in offsets)
+
+
+def test_offsets_point_at_the_characters(pair):
+    ours, _ = pair
+    ids = ours.encode_ordinary("Hello world")
+    text, offsets = ours.decode_with_offsets(ids)
+    assert text == "Hello world"
+    starts = [text[offset:offset + len(piece)] for offset, piece in
+              zip(offsets, ours.surfaces(ids))]
+    assert "".join(starts) == text

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 
 from ..base import checked_ids, checked_text, checked_texts, token_id_of
 from ..safety.specials import AllowedSpecial, DisallowedSpecial, SpecialTokens
+from ..tokenizer import Tokenizer
 from ..utf8 import replace_lone_surrogates
 
 #: SentencePiece's meta-symbol for a space.
@@ -417,6 +418,52 @@ class SentencePieceBPE:
     def decode_tokens_bytes(self, ids: Iterable[int]) -> list[bytes]:
         return [self.decode_single_token_bytes(token_id) for token_id in checked_ids(ids)]
 
+    def token_byte_values(self) -> list[bytes]:
+        """The bytes of every piece that is not a control, unknown or byte piece, sorted."""
+        kinds = self.proto.types
+        return sorted(piece.replace(SPACE, " ").encode("utf-8")
+                      for piece, kind in zip(self.pieces, kinds) if kind in (NORMAL, UNUSED))
+
+    def surfaces(self, ids: Iterable[int]) -> list[bytes]:
+        """What each id adds to the decoded text's UTF-8, by SentencePiece's rules: a byte
+        piece its byte, a control piece nothing, ``<unk>`` its surface `` ⁇ ``, any other
+        piece its text with ``▁`` as a space, the dummy one at the start dropped."""
+        types, proto = self.proto.types, self.proto
+        out: list[bytes] = []
+        at_start, saw_dummy, written = True, False, False
+        strip = proto.add_dummy_prefix or proto.remove_extra_whitespaces
+        for token_id in map(self._checked, checked_ids(ids)):
+            kind, piece = types[token_id], self.pieces[token_id]
+            if kind == BYTE:
+                out.append(bytes([int(piece[3:5], 16)]))
+                written = True
+                continue
+            if saw_dummy or written:
+                at_start = False
+            saw_dummy = False
+            if kind == CONTROL:
+                out.append(b"")
+                continue
+            if kind == UNKNOWN:
+                piece = proto.unk_surface
+            elif at_start and strip and piece.startswith(SPACE):
+                piece = piece[1:]
+                saw_dummy = not proto.remove_extra_whitespaces
+            out.append(piece.replace(SPACE, " ").encode("utf-8"))
+            written = written or bool(piece)
+        return out
+
+    def decode_bytes(self, ids: Iterable[int]) -> bytes:
+        """The UTF-8 bytes :meth:`decode` reads (before it replaces invalid byte runs)."""
+        return b"".join(self.surfaces(ids))
+
+    def decode_with_offsets(self, ids: Iterable[int]) -> tuple[str, list[int]]:
+        """The text of ``ids`` (as :meth:`decode` gives it) and, for each token, the index of
+        the character it starts in, by :meth:`Tokenizer.decode_with_offsets
+        <bpe_course.tokenizer.Tokenizer.decode_with_offsets>`' rule. The bytes must be valid
+        UTF-8."""
+        return Tokenizer.decode_with_offsets(_BySurface(self.surfaces), ids)
+
     def decode(self, ids: Iterable[int], errors: str = "replace") -> str:
         """Decode as SentencePiece does: ``▁`` is a space, the first one (the dummy prefix)
         is dropped, control pieces give nothing, ``<unk>`` gives `` ⁇ ``, and each byte of
@@ -450,6 +497,14 @@ class SentencePieceBPE:
         if pending:
             out.append(_decode_bytes(bytes(pending), errors))
         return "".join(out)
+
+
+class _BySurface:
+    """Lends :meth:`SentencePieceBPE.surfaces` as ``decode_tokens_bytes``, the one method
+    ``Tokenizer.decode_with_offsets`` reads, so the offsets rule has one implementation."""
+
+    def __init__(self, surfaces) -> None:
+        self.decode_tokens_bytes = surfaces
 
 
 def _decode_bytes(data: bytes, errors: str) -> str:
