@@ -253,3 +253,16 @@ def test_a_broken_file_names_itself(tmp_path):
     path.write_text('{"model": ', encoding="utf-8")
     with pytest.raises(ValueError, match=r"tokenizer.json:1: not valid JSON"):
         from_tokenizer_json(path)
+
+
+@pytest.mark.parametrize("merge", ["a", "a b c", 7, ["a"], ["a", 1]])
+def test_a_malformed_merge_is_named(base, merge):
+    document = hf_json(base)
+    document["model"]["merges"][3] = merge
+    refused(document, "model.merges[3]")
+
+
+def test_a_negative_id_is_named(base):
+    document = hf_json(base)
+    document["model"]["vocab"]["Ġthe"] = -1
+    refused(document, "model.vocab['Ġthe']")
