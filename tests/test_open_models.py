@@ -349,3 +349,15 @@ def test_a_tokenizer_json_stream_gives_the_ids_of_the_whole():
     text = " ".join(HAND_PICKED.values())
     chunks = [text[i : i + 7] for i in range(0, len(text), 7)]
     assert list(deepseek.encode_iterable(chunks)) == deepseek.encode(text)
+
+
+def test_a_rank_tokenizer_checks_its_special_tokens():
+    from bpe_course.formats.rankbpe import RankTokenizer
+
+    ranks = {bytes([b]): b for b in range(256)}
+    with pytest.raises(ValueError, match="special_tokens contains an empty string"):
+        RankTokenizer(ranks, r"\S+", {"": 256})
+    with pytest.raises(ValueError, match=r"special token '<s>' wants id 5, which the rank"):
+        RankTokenizer(ranks, r"\S+", {"<s>": 5})
+    with pytest.raises(ValueError, match="normalization='NFX'"):
+        RankTokenizer(ranks, r"\S+", normalization="NFX")

@@ -30,6 +30,7 @@ import re
 import unicodedata
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 
+from ..base import check_special_tokens
 from ..naive import encode_naive
 from ..safety.files import atomic_write
 from ..safety.specials import AllowedSpecial, DisallowedSpecial, SpecialTokens
@@ -140,6 +141,7 @@ class RankTokenizer(Tokenizer):
                 f"normalization={normalization!r}: expected None or one of {NORMALIZATIONS}"
             )
         special_tokens = dict(special_tokens or {})
+        check_special_tokens(list(special_tokens))
         vocab = {rank + offset: token for token, rank in ranks.items()}
         if len(vocab) != len(ranks):
             raise ValueError("two tokens of the rank table share a rank")
