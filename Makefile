@@ -19,7 +19,7 @@ NPM := $(shell command -v npm 2>/dev/null)
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,models]'
 	touch $(STAMP)
 
 # Jupyter refuses to run as root unless told to (containers and CI machines often are root).

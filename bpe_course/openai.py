@@ -15,12 +15,12 @@ expects for its uncompressed contents.
 
 from __future__ import annotations
 
-import base64
 import binascii
 import gzip
 import hashlib
 import importlib.metadata
 import os
+import re
 import tempfile
 import zlib
 from collections.abc import Mapping
@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from .base import ENDOFTEXT, check_special_tokens
-from .formats.gpt2 import bytes_to_unicode, check_id
+from .formats.gpt2 import MAX_ID, bytes_to_unicode, check_id
 from .formats.ranks import merges_from_ranks
 from .pretokens import GPT2_PATTERN, GPT4_PATTERN, O200K_PATTERN
 from .tokenizer import Tokenizer
@@ -107,33 +107,46 @@ def sha256_of(path: str | os.PathLike[str]) -> str:
     return digest.hexdigest()
 
 
-def check_sha256(path: str | os.PathLike[str], expected: str) -> Path:
-    """Return ``path`` if its sha256 is ``expected``; otherwise raise naming the file."""
+def check_sha256(
+    path: str | os.PathLike[str], expected: str, recorded_by: str = "tiktoken"
+) -> Path:
+    """Return ``path`` if its sha256 is ``expected`` (the digest ``recorded_by`` records);
+    otherwise raise naming the file."""
     actual = sha256_of(path)
     if actual != expected:
         raise ValueError(
-            f"{os.fspath(path)}: sha256 is {actual}, but tiktoken expects {expected}; "
+            f"{os.fspath(path)}: sha256 is {actual}, but {recorded_by} expects {expected}; "
             "this is not the original file (reinstall the package that ships it)"
         )
     return Path(path)
+
+
+def packaged_file(
+    name: str, distribution: str, inside: str, expected: str, recorded_by: str = "tiktoken"
+) -> Path:
+    """The verified local path of the file ``inside`` the installed ``distribution``.
+
+    A package that is not installed, a file it lacks and a file whose sha256 is not
+    ``expected`` (changed or cut short) each raise an error naming the package and the file.
+    """
+    try:
+        dist = importlib.metadata.distribution(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        raise FileNotFoundError(
+            f"{name} comes from the Python package {distribution!r} (file {inside}), which is "
+            f"not installed; install it with: pip install {distribution}"
+        ) from None
+    path = Path(dist.locate_file(inside))
+    if not path.is_file():
+        raise FileNotFoundError(f"{name}: package {distribution!r} has no file {path}")
+    return check_sha256(path, expected, recorded_by)
 
 
 def openai_file(name: str) -> Path:
     """The verified local path of one of :data:`OPENAI_FILES` (it may be gzipped)."""
     if name not in OPENAI_FILES:
         raise ValueError(f"unknown OpenAI file {name!r}; known: {sorted(OPENAI_FILES)}")
-    distribution, inside, expected = OPENAI_FILES[name]
-    try:
-        dist = importlib.metadata.distribution(distribution)
-    except importlib.metadata.PackageNotFoundError:
-        raise FileNotFoundError(
-            f"{name} comes from the Python package {distribution!r}, which is not installed; "
-            f"install it with: pip install {distribution}"
-        ) from None
-    path = Path(dist.locate_file(inside))
-    if not path.is_file():
-        raise FileNotFoundError(f"{name}: package {distribution!r} has no file {path}")
-    return check_sha256(path, expected)
+    return packaged_file(name, *OPENAI_FILES[name])
 
 
 def load_gpt2_files(
@@ -143,6 +156,10 @@ def load_gpt2_files(
     tokenizer = Tokenizer.from_files(encoder_json, vocab_bpe, [ENDOFTEXT], GPT2_PATTERN)
     tokenizer.name = "gpt2"
     return tokenizer
+
+
+#: What a token in base64 may look like (the alphabet, then at most two "=").
+_BASE64 = re.compile(rb"[A-Za-z0-9+/]*={0,2}")
 
 
 def read_tiktoken_ranks(path: str | os.PathLike[str]) -> dict[bytes, int]:
@@ -158,14 +175,17 @@ def read_tiktoken_ranks(path: str | os.PathLike[str]) -> dict[bytes, int]:
             data = file.read()
     except (gzip.BadGzipFile, EOFError) as error:
         raise ValueError(f"{path}: not gzip data, though the name ends in .gz ({error})") from None
+    a2b_base64, is_base64 = binascii.a2b_base64, _BASE64.fullmatch
     for number, line in enumerate(data.removeprefix(b"\xef\xbb\xbf").splitlines(), start=1):
         if not line.strip():
             continue
         parts = line.split()
         try:
-            if len(parts) != 2:
+            # What base64.b64decode(validate=True) checks, without its wrappers (the file has
+            # 100,000s of lines; this loop is most of the time a load takes).
+            if len(parts) != 2 or not is_base64(parts[0]):
                 raise ValueError
-            token = base64.b64decode(parts[0], validate=True)
+            token = a2b_base64(parts[0])
         except (ValueError, binascii.Error):
             raise ValueError(
                 f"{path}:{number}: expected 'base64-token rank', got {line[:80]!r}"
@@ -175,7 +195,9 @@ def read_tiktoken_ranks(path: str | os.PathLike[str]) -> dict[bytes, int]:
                 f"{path}:{number}: expected 'base64-token rank', got {line[:80]!r} "
                 f"({parts[1][:40].decode(errors='replace')!r} is not a rank: digits 0-9 only)"
             )
-        rank = check_id(int(parts[1]), f"{path}:{number}: token {token!r}")
+        rank = int(parts[1])
+        if rank > MAX_ID:
+            check_id(rank, f"{path}:{number}: token {token!r}")  # raises, naming the line
         if not token:
             raise ValueError(f"{path}:{number}: the empty token has rank {rank}")
         if token in ranks:

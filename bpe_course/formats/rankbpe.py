@@ -1,0 +1,339 @@
+"""tiktoken's rule for a rank table, exactly: how Llama 3 and 4, Qwen and Tekken encode.
+
+A rank table (a ``.tiktoken`` file) gives each token one number, its rank. tiktoken encodes
+a pretoken by two rules, and this module follows both:
+
+1. a pretoken spelled exactly like a token *is* that token;
+2. otherwise start from its bytes and join, again and again, the adjacent pair whose
+   concatenation is the token of lowest rank (the leftmost when it occurs twice).
+
+For OpenAI's tables that is what replaying the merges recovered by
+:func:`~bpe_course.formats.ranks.merges_from_ranks` gives. The open models' tables were not
+all grown by BPE alone: Llama 3 added 28,000 tokens to cl100k_base's, and some of them
+cannot be built from two lower-ranked tokens (``b'.:.:'``, rank 100,421); Qwen 3.6 has
+Chinese words of the same kind. No merge list describes such a token, yet rule 1 returns
+it, and rule 2 may join *any* two parts that spell a token, not only the pair that first
+made it. So :class:`RankTokenizer` keeps the ranks themselves: its table of pairs answers
+"which rank does ``left + right`` have?" by looking the joined bytes up, and every token is
+a whole-pretoken answer.
+
+Everything else (pretokens, the piece cache, the merging loops, special tokens, decoding)
+is :class:`~bpe_course.tokenizer.Tokenizer`'s. An optional Unicode normalization (Qwen
+applies NFC to the whole text before encoding) runs first.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import re
+import unicodedata
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+
+from ..base import check_special_tokens
+from ..naive import encode_naive
+from ..safety.files import atomic_write
+from ..safety.specials import AllowedSpecial, DisallowedSpecial, SpecialTokens
+from ..speed.merging import NO_MERGE, SHORT_PIECE, PieceMerger
+from ..speed.piececache import PieceTable
+from ..tokenizer import Tokenizer
+
+#: The normalizations a rank tokenizer can apply to the text first (``None``: none).
+NORMALIZATIONS = ("NFC", "NFKC")
+
+
+class ConcatenationRanks:
+    """``(left id, right id) -> rank`` of the token spelled ``left + right``, looked up when
+    asked: the pair table of tiktoken's rule 2, without listing every pair in advance.
+
+    ``merged_ids[rank]`` is then the id of that token (see :class:`RankTokenizer`).
+
+    >>> pairs = ConcatenationRanks({0: b"a", 1: b"b", 2: b"ab"}, {b"a": 0, b"b": 1, b"ab": 2})
+    >>> pairs.get((0, 1)), pairs.get((1, 0), -1)
+    (2, -1)
+    """
+
+    def __init__(self, vocab: Mapping[int, bytes], ranks: Mapping[bytes, int]) -> None:
+        self.vocab = vocab
+        self.ranks = ranks
+
+    def get(self, pair: tuple[int, int], default: int | None = None) -> int | None:
+        vocab = self.vocab
+        return self.ranks.get(vocab[pair[0]] + vocab[pair[1]], default)
+
+
+#: Every single byte as a ``bytes`` object, to split a piece into its bytes at C speed.
+_BYTES = [bytes([byte]) for byte in range(256)]
+
+
+class RankMerger:
+    """The ids of one pretoken by tiktoken's rule 2, on the bytes themselves.
+
+    Each step joins the adjacent pair whose concatenation has the lowest rank (the leftmost
+    of equals) and looks up only the two new pairs beside it; a lookup is one concatenation
+    and one ``dict.get``, both in C, where :class:`ConcatenationRanks` would run a Python
+    method per pair. Pretokens longer than :data:`~bpe_course.speed.merging.SHORT_PIECE`
+    bytes go to ``long_pieces`` (the bucketed loop of :mod:`bpe_course.speed.merging`),
+    whose time grows close to linearly with the length.
+
+    >>> ranks = {bytes([b]): b for b in range(256)} | {b"ab": 256, b"abc": 257, b"bc": 258}
+    >>> RankMerger(ranks, 0, None)("abcbc")
+    (257, 258)
+    """
+
+    def __init__(self, ranks: Mapping[bytes, int], offset: int, long_pieces) -> None:
+        self.ranks = ranks
+        self.offset = offset
+        self.long_pieces = long_pieces
+
+    def __call__(self, piece: str) -> tuple[int, ...]:
+        data = piece.encode("utf-8")
+        if len(data) > SHORT_PIECE:
+            return self.long_pieces(piece)
+        rank_of = self.ranks.get
+        parts = list(map(_BYTES.__getitem__, data))
+        ranks = [rank_of(left + right, NO_MERGE) for left, right in zip(parts, parts[1:])]
+        while ranks:
+            best = min(ranks)
+            if best == NO_MERGE:
+                break
+            i = ranks.index(best)
+            parts[i] += parts[i + 1]
+            del parts[i + 1], ranks[i]
+            if i < len(ranks):
+                ranks[i] = rank_of(parts[i] + parts[i + 1], NO_MERGE)
+            if i:
+                ranks[i - 1] = rank_of(parts[i - 1] + parts[i], NO_MERGE)
+        offset = self.offset
+        return tuple(rank_of(part) + offset for part in parts)
+
+
+class RankTokenizer(Tokenizer):
+    """A byte-level BPE tokenizer that encodes by a rank table as tiktoken does.
+
+    ``ranks`` maps each ordinary token's bytes to its rank; its id is ``rank + offset``
+    (Tekken numbers its 1,000 special tokens first, so its ordinary ids start at 1,000).
+    ``special_tokens`` maps text to id, ``pattern`` is the split pattern, and
+    ``normalization`` (``"NFC"`` or ``"NFKC"``) is applied to every text first.
+
+    It has the whole :class:`~bpe_course.tokenizer.Tokenizer` surface. ``merges`` is empty:
+    the ranks are the model, so the exports that need a merge list (GPT-2's files, Hugging
+    Face's ``tokenizer.json``) refuse, and the tiktoken exports write the ranks.
+
+    >>> ranks = {bytes([b]): b for b in range(256)} | {b"ab": 256, b"abc": 257, b"bc": 258}
+    >>> tokenizer = RankTokenizer(ranks, r"\\S+|\\s+", {"<|end|>": 259})
+    >>> tokenizer.encode("abc abcbc<|end|>")  # "abc" whole; "abcbc" = "abc" + "bc"
+    [257, 32, 257, 258, 259]
+    """
+
+    def __init__(
+        self,
+        ranks: Mapping[bytes, int],
+        pattern: str,
+        special_tokens: Mapping[str, int] | None = None,
+        *,
+        offset: int = 0,
+        normalization: str | None = None,
+        name: str = "bpe_course",
+    ) -> None:
+        if normalization not in (None, *NORMALIZATIONS):
+            raise ValueError(
+                f"normalization={normalization!r}: expected None or one of {NORMALIZATIONS}"
+            )
+        special_tokens = dict(special_tokens or {})
+        check_special_tokens(list(special_tokens))
+        vocab = {rank + offset: token for token, rank in ranks.items()}
+        if len(vocab) != len(ranks):
+            raise ValueError("two tokens of the rank table share a rank")
+        ordinary_ids = set(vocab)
+        for token, token_id in special_tokens.items():
+            if token_id in ordinary_ids:
+                raise ValueError(
+                    f"special token {token!r} wants id {token_id}, which the rank table gives "
+                    f"to {vocab[token_id]!r}"
+                )
+            vocab[token_id] = token.encode("utf-8")
+        super().__init__(vocab, [], None, pattern, name=name)
+        # Given here, not to Tokenizer: a special token spelled like an ordinary token must
+        # keep its own id, and the finder of special tokens is built once.
+        self.special_tokens = special_tokens
+        self._specials = SpecialTokens(special_tokens)
+        self.ranks = dict(ranks)
+        self.offset = offset
+        self.normalization = normalization
+        whole: dict[str, tuple[int]] = {}
+        for token, rank in self.ranks.items():
+            try:
+                whole[token.decode("utf-8")] = (rank + offset,)
+            except UnicodeDecodeError:
+                continue
+        self._ids_of.update((token, rank + offset) for token, rank in self.ranks.items())
+        self._byte_ids = [self._ids_of[bytes([byte])] for byte in range(256)]
+        pairs = ConcatenationRanks(self.vocab, self.ranks)
+        merged_ids = range(offset, offset + max(self.ranks.values(), default=-1) + 1)
+        self._merge_ranks = pairs  # type: ignore[assignment]
+        self._merged_ids = merged_ids  # type: ignore[assignment]
+        long_pieces = PieceMerger(self._byte_ids, pairs, merged_ids)
+        self._pieces = PieceTable(whole, RankMerger(self.ranks, offset, long_pieces))
+
+    def __repr__(self) -> str:
+        return (
+            f"RankTokenizer(name={self.name!r}, ranks={len(self.ranks)}, "
+            f"special_tokens={len(self.special_tokens)}, normalization={self.normalization!r})"
+        )
+
+    def normalize(self, text: str) -> str:
+        """``text`` as the model sees it: normalized when the model normalizes (Qwen: NFC)."""
+        if self.normalization is None or not isinstance(text, str):
+            return text  # not a string: the method it was passed to says what is wrong
+        return unicodedata.normalize(self.normalization, text)
+
+    def encode(
+        self,
+        text: str,
+        *,
+        allowed_special: AllowedSpecial = "all",
+        disallowed_special: DisallowedSpecial = "all",
+    ) -> list[int]:
+        """:meth:`Tokenizer.encode <bpe_course.tokenizer.Tokenizer.encode>`, after normalizing."""
+        return super().encode(
+            self.normalize(text),
+            allowed_special=allowed_special,
+            disallowed_special=disallowed_special,
+        )
+
+    def encode_ordinary(self, text: str) -> list[int]:
+        """Every special token read as plain text, after normalizing."""
+        return super().encode_ordinary(self.normalize(text))
+
+    def encode_ordinary_batch(self, texts: Sequence[str], **options) -> list[list[int]]:
+        """:meth:`encode_ordinary` of each text, in parallel as ``encode_batch``."""
+        if self.normalization is not None and isinstance(texts, (list, tuple)):
+            texts = [self.normalize(text) for text in texts]
+        return super().encode_ordinary_batch(texts, **options)
+
+    def encode_iterable(self, iterable: Iterable[str], **options) -> Iterator[int]:
+        """The ids of a stream, as :meth:`encode` gives them for the whole of it.
+
+        With a normalization, each chunk is normalized up to its last ASCII character and
+        the rest waits for the next chunk: NFC and NFKC never join anything across an
+        ASCII character, so normalizing in pieces cut there equals normalizing the whole.
+        Text with no ASCII at all (a long page of Chinese) is held until one comes.
+        """
+        if self.normalization is not None:
+            iterable = normalized_chunks(iterable, self.normalization)
+        return super().encode_iterable(iterable, **options)
+
+    def encode_naive(
+        self,
+        text: str,
+        *,
+        allowed_special: AllowedSpecial = "all",
+        disallowed_special: DisallowedSpecial = "all",
+    ) -> list[int]:
+        """The reference for :meth:`encode`: tiktoken's two rules as plain loops."""
+        parts = self._specials.split(
+            self.normalize(text), allowed_special, disallowed_special, "encode_naive"
+        )
+        ids: list[int] = []
+        for index, part in enumerate(parts):
+            if index % 2:
+                ids.append(self.special_tokens[part])
+                continue
+            for piece in self._compiled.findall(part):
+                data = piece.encode("utf-8")
+                if data in self.ranks:
+                    ids.append(self.ranks[data] + self.offset)
+                    continue
+                for token in encode_naive(data, _PairsByBytes(self.ranks)):
+                    ids.append(self.ranks[token] + self.offset)
+        return ids
+
+    # The exports that write a merge list cannot describe a token no merge builds.
+
+    def save(self, vocab_path: str | os.PathLike[str], merges_path: str | os.PathLike[str]):
+        raise self._no_merges("GPT-2's vocab.json and merges.txt")
+
+    def save_hf(self, path: str | os.PathLike[str]) -> None:
+        raise self._no_merges("a Hugging Face tokenizer.json")
+
+    def to_hf(self):
+        raise self._no_merges("a Hugging Face tokenizer")
+
+    def to_tiktoken_params(self, name: str) -> dict:
+        """Keyword arguments for ``tiktoken.Encoding(**params)``: the ranks as they are."""
+        if self.offset:
+            raise ValueError(
+                f"{self.name}: ids start at {self.offset}, but tiktoken's ids are the ranks; "
+                "add the offset to tiktoken's ids instead"
+            )
+        return {
+            "name": name,
+            "pat_str": self.pattern,
+            "mergeable_ranks": dict(self.ranks),
+            "special_tokens": dict(self.special_tokens),
+        }
+
+    def to_tiktoken(self, name: str):
+        import tiktoken
+
+        return tiktoken.Encoding(**self.to_tiktoken_params(name))
+
+    def save_tiktoken(self, path: str | os.PathLike[str]) -> None:
+        """Write the rank table as a ``.tiktoken`` file (atomically)."""
+        with atomic_write(path) as file:
+            for token, rank in sorted(self.ranks.items(), key=lambda item: item[1]):
+                file.write(f"{base64.b64encode(token).decode('ascii')} {rank}\n")
+
+    def _no_merges(self, what: str) -> ValueError:
+        return ValueError(
+            f"{self.name} is a rank table (tiktoken's rule), which {what} cannot hold "
+            "exactly: its format lists merges, and some tokens of a rank table are built by "
+            "no merge; use save_tiktoken instead"
+        )
+
+
+class _PairsByBytes(Mapping):
+    """``(left bytes, right bytes) -> rank of left + right``: tiktoken's rule 2 in the
+    form :func:`bpe_course.naive.encode_naive` reads."""
+
+    def __init__(self, ranks: Mapping[bytes, int]) -> None:
+        self.ranks = ranks
+
+    def __getitem__(self, pair: tuple[bytes, bytes]) -> int:
+        return self.ranks[pair[0] + pair[1]]
+
+    def get(self, pair, default=None):
+        return self.ranks.get(pair[0] + pair[1], default)
+
+    def __iter__(self):
+        raise TypeError("the pairs of a rank table are looked up, not listed")
+
+    def __len__(self) -> int:
+        return len(self.ranks)
+
+
+def normalized_chunks(chunks: Iterable[str], form: str) -> Iterator[str]:
+    """The chunks of a stream normalized to ``form``, equal when joined to normalizing the
+    joined text. Each is cut before its last ASCII character: no composition or reordering
+    ever crosses one (an ASCII character never combines with what precedes it, and a
+    starter stops the reordering of marks)."""
+    held = ""  # starts with an ASCII character, or is all the text so far; no other ASCII
+    for chunk in chunks:
+        if not isinstance(chunk, str):
+            raise TypeError(f"encode_iterable expects strings, got {type(chunk).__name__}")
+        found = _LAST_ASCII.search(chunk)
+        if found is None:
+            held += chunk
+            continue
+        text, cut = held + chunk, len(held) + found.start()
+        held = text[cut:]
+        if cut:
+            yield unicodedata.normalize(form, text[:cut])
+    if held:
+        yield unicodedata.normalize(form, held)
+
+
+#: The last ASCII character of a text, and what follows it (one pass: each try reads on
+#: only to the next ASCII character).
+_LAST_ASCII = re.compile("[\\x00-\\x7f][^\\x00-\\x7f]*\\Z")
