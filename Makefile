@@ -5,6 +5,8 @@
 #   make check-slides  open every deck in headless Chromium and fail if a slide overflows
 #   make check-rise    present a notebook live with RISE in headless Chromium, offline
 #   make grade SUBMISSIONS=dir   run learners' notebooks; right / wrong / not written per exercise
+#   make zh    rebuild the Chinese notebooks (notebooks/zh-CN/) from the English ones and their
+#              translation files, and run them to store their outputs
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -14,7 +16,7 @@ NODE_STAMP := slides/node_modules/.installed
 # The slide tests need reveal.js & co. from npm (and Chromium); without them they skip, saying why.
 NPM := $(shell command -v npm 2>/dev/null)
 
-.PHONY: lab test lint unit notebooks bench bench-scale clean slides check-slides check-rise grade
+.PHONY: lab test lint unit notebooks bench bench-scale clean slides check-slides check-rise grade zh
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -73,3 +75,7 @@ check-rise: $(STAMP)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis build slides/node_modules
+
+# The Chinese edition: notebooks/zh-CN/ from the English notebooks + translations/ (tools/zh_edition.py).
+zh: $(STAMP)
+	$(BIN)/python -m tools.zh_edition run

@@ -79,6 +79,14 @@ def test_a_changed_english_cell_asks_for_a_new_translation(edition):
     assert any("translated from another English text" in problem for problem in found)
 
 
+def test_a_stale_code_translation_is_not_built(edition):
+    """The English program changed: the Chinese notebook runs the new one, in English, until
+    the cell is translated again (never yesterday's program)."""
+    change_english_cell(edition, "count", CODE + "\nprint(ids)")
+    built = zh_edition.build(edition)
+    assert built.cells[1].source == CODE + "\nprint(ids)"
+
+
 def test_a_new_markdown_cell_without_translation_is_caught(edition):
     nb = nbformat.read(edition, as_version=4)
     nb.cells.append(nbformat.v4.new_markdown_cell("A new paragraph."))

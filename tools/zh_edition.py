@@ -13,10 +13,10 @@ text of that cell and a short fingerprint of the English source it was translate
     print("每个词元都是一个整数")  # 注释也译成中文
     ```
 
-``python -m tools.zh_edition build`` (``make zh``) writes ``notebooks/zh-CN/NN_name.ipynb``:
-the English notebook with each translated cell's source replaced (markdown wholly; code cells
-only where they print or explain something in words), outputs cleared. ``make zh`` then runs
-them so their outputs are stored, as the English ones are. ``python -m tools.zh_edition
+``python -m tools.zh_edition build`` writes ``notebooks/zh-CN/NN_name.ipynb``: the English
+notebook with each translated cell's source replaced (markdown wholly; code cells only where
+they print or explain something in words), outputs cleared; ``run`` (``make zh``) also runs
+them, so their outputs are stored as the English ones are. ``python -m tools.zh_edition
 check`` lists everything that has drifted:
 
 - a markdown cell with no translation, or one whose English source changed since (its
@@ -246,16 +246,19 @@ def problems(notebook: Path) -> Iterator[str]:
 
 
 def build(notebook: Path) -> nbformat.NotebookNode:
-    """The Chinese notebook's cells: the English ones, translated where a translation exists.
+    """The Chinese notebook's cells: the English ones, translated where a current translation
+    exists.
 
-    Outputs are cleared (``make zh`` runs the notebook to store its own); everything else
-    (ids, tags, slide types) is the English cell's.
+    A translation made from another English text than today's is not used (the cell stays
+    English until it is translated again, and ``check`` says so): a stale code cell would run
+    yesterday's program. Outputs are cleared (``make zh`` runs the notebook to store its
+    own); everything else (ids, tags, slide types) is the English cell's.
     """
     entries = read_entries(translation_path(notebook))
     nb = nbformat.read(notebook, as_version=4)
     for cell in nb.cells:
         entry = entries.get(cell.id)
-        if entry is not None:
+        if entry is not None and entry.fingerprint == fingerprint(cell.source):
             cell.source = (code_of(entry) if cell.cell_type == "code" else None) or entry.source
         if cell.cell_type == "code":
             cell.outputs = []
@@ -280,13 +283,31 @@ def write_built(notebook: Path) -> Path:
     return target
 
 
+def execute(path: Path, timeout: int = 600) -> None:
+    """Run a built Chinese notebook top to bottom in its own folder and store its outputs,
+    as JupyterLab saves a notebook (no per-cell execution timestamps)."""
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(path, as_version=4)
+    where = {"metadata": {"path": str(path.parent)}}
+    NotebookClient(nb, timeout=timeout, resources=where).execute()
+    for cell in nb.cells:
+        cell.metadata.pop("execution", None)
+    nbformat.write(nb, path)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.zh_edition", description=__doc__)
-    parser.add_argument("command", choices=["build", "check"])
+    parser.add_argument("command", choices=["build", "run", "check"])
+    parser.add_argument("notebooks", nargs="*", help="stems to build or run (default: all)")
     args = parser.parse_args(argv)
-    if args.command == "build":
-        for notebook in english_notebooks():
-            print(write_built(notebook).relative_to(ROOT))
+    chosen = [nb for nb in english_notebooks() if not args.notebooks or nb.stem in args.notebooks]
+    if args.command in ("build", "run"):
+        for notebook in chosen:
+            target = write_built(notebook)
+            if args.command == "run":
+                execute(target)
+            print(target.relative_to(ROOT))
         return 0
     found = [problem for notebook in english_notebooks() for problem in problems(notebook)]
     print("\n".join(found) or "the Chinese edition matches the English one")
