@@ -27,8 +27,8 @@ CORE = ["utf8", "base", "naive", "pretokens", "train", "tokenizer"]
 #: modules keep their teaching order; each subpackage's modules sit where the core first
 #: needs them.
 ORDER = [
-    "utf8", "base", "naive", "pretokens",
-    "safety.interrupts", "safety.files",
+    "utf8", "safety.quoting", "base", "naive", "pretokens",
+    "safety.interrupts", "safety.files", "safety.reading", "safety.patterns",
     "speed.workers", "speed.fastsplit", "speed.cuts", "speed.counting", "speed.wordtable",
     "speed.sharing",
     "train",

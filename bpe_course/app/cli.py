@@ -33,6 +33,7 @@ from ..course.viz import ansi_tokens, bytes_per_token
 from ..formats import export, folder
 from ..pretokens import NAMED_PATTERNS
 from ..safety.interrupts import Interrupted, ignore_stop_signals, stop_signals_raise
+from ..safety.quoting import quote
 from ..safety.specials import SPECIAL_POLICIES, DisallowedSpecialError
 from ..speed import counting, workers
 from ..tokenizer import Tokenizer
@@ -91,7 +92,20 @@ def read_text(path: str | None, what: str = "text") -> str:
 
 
 def load_tokenizer(spec: str) -> Tokenizer:
-    """A tokenizer from a folder written by ``train``, or a built-in one by name."""
+    """A tokenizer from a folder written by ``train``, or a built-in one by name.
+
+    A name that is both (a folder ``gpt2`` here) means the folder if it holds a tokenizer's
+    files and the built-in if not, and a warning says which was taken; ``./gpt2`` is
+    always the folder.
+    """
+    if spec in BUILTIN_TOKENIZERS and os.path.lexists(spec):
+        use_folder = folder.holds_tokenizer_files(spec)
+        choice = (f"the folder, not the built-in (give ./{spec} to say so)" if use_folder else
+                  "the built-in, as the one here is not a tokenizer folder")
+        warnings.warn(f"--tokenizer {spec}: a built-in tokenizer and a file or folder here "
+                      f"have that name; using {choice}", stacklevel=2)
+        if not use_folder:
+            return BUILTIN_TOKENIZERS[spec]()
     if not os.path.exists(spec):
         if spec in BUILTIN_TOKENIZERS:
             return BUILTIN_TOKENIZERS[spec]()
@@ -280,13 +294,28 @@ def run(args: argparse.Namespace) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
     except DisallowedSpecialError as error:  # its message names Python arguments, not options
-        return fail(f"the input holds {error.token!r}: use --special all (an id) or none (text)", 1)
+        return fail(f"the input holds {quote(error.token)}: use --special all (an id) or none "
+                    "(text)", 1)
     except utf8.InvalidUtf8Error as error:
         # Its own message suggests errors='replace', which is Python API advice.
         where = f"{error.source}: not valid UTF-8 at byte offset {error.offset}"
         return fail(f"{where} ({error.reason}); the input must be UTF-8 text", 1)
     except (ValueError, OSError) as error:  # the library's messages name file and place
         return fail(f"{error}{saved_note(args)}", 1)
+    except MemoryError:  # its message is empty: say what was being read
+        return fail(f"ran out of memory reading {inputs_of(args)}{saved_note(args)}", 1)
+    except RecursionError:
+        return fail(f"ran out of stack (something nested too deeply) in {inputs_of(args)}", 1)
+
+
+def inputs_of(args: argparse.Namespace) -> str:
+    """What a command reads, for a message that has nothing else to name."""
+    named = [*getattr(args, "corpus", [])]
+    if getattr(args, "tokenizer", None):
+        named.append(f"the tokenizer {args.tokenizer}")
+    if args.command in ("encode", "show") and getattr(args, "text", None) is None:
+        named.append(getattr(args, "file", None) or "standard input")
+    return " and ".join(named) or "the input"
 
 
 def saved_note(args: argparse.Namespace) -> str:
