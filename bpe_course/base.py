@@ -17,6 +17,7 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
+from .safety.quoting import quote
 from .utf8 import NUM_BYTES, byte_vocab, replace_lone_surrogates
 
 #: Adjacent token ids, the thing BPE counts and merges.
@@ -59,19 +60,19 @@ def check_special_tokens(special_tokens: Iterable[str] | None) -> list[str]:
     seen: set[str] = set()
     for token in tokens:
         if not isinstance(token, str):
-            raise TypeError(f"special tokens must be strings, got {token!r}")
+            raise TypeError(f"special tokens must be strings, got {quote(token)}")
         if token == "":
             raise ValueError("special_tokens contains an empty string")
         if replace_lone_surrogates(token) != token:
             raise ValueError(
-                f"special token {token!r} holds a lone surrogate, which UTF-8 cannot encode "
+                f"special token {quote(token)} holds a lone surrogate, which UTF-8 cannot encode "
                 "(it may come from a file name or argument that is not valid UTF-8)"
             )
         if token in seen:
-            raise ValueError(f"special token {token!r} is given more than once")
+            raise ValueError(f"special token {quote(token)} is given more than once")
         if len(token.encode("utf-8", errors="surrogatepass")) == 1:
             raise ValueError(
-                f"special token {token!r} is a single byte, which already has its own id; "
+                f"special token {quote(token)} is a single byte, which already has its own id; "
                 "a special token needs an id of its own, so it must be longer"
             )
         seen.add(token)

@@ -15,12 +15,10 @@ expects for its uncompressed contents.
 
 from __future__ import annotations
 
-import binascii
 import gzip
 import hashlib
 import importlib.metadata
 import os
-import re
 import tempfile
 import zlib
 from collections.abc import Mapping
@@ -29,9 +27,11 @@ from pathlib import Path
 from typing import BinaryIO
 
 from .base import ENDOFTEXT, check_special_tokens
-from .formats.gpt2 import MAX_ID, bytes_to_unicode, check_id
-from .formats.ranks import merges_from_ranks
+from .formats.gpt2 import bytes_to_unicode, check_id
+from .formats.ranks import merges_from_ranks, read_tiktoken_ranks
 from .pretokens import GPT2_PATTERN, GPT4_PATTERN, O200K_PATTERN
+from .safety.quoting import quote
+from .safety.reading import check_regular
 from .tokenizer import Tokenizer
 
 __all__ = [
@@ -92,8 +92,10 @@ def open_maybe_gzipped(path: str | os.PathLike[str]) -> BinaryIO:
 def sha256_of(path: str | os.PathLike[str]) -> str:
     """The hex sha256 of a file's contents (decompressed for ``.gz``), read in blocks.
 
-    A ``.gz`` file that is not gzip, or is cut short, raises ``ValueError`` naming it.
+    A ``.gz`` file that is not gzip, or is cut short, raises ``ValueError`` naming it, and
+    so does a path that is not a regular file (``/dev/zero`` would never end).
     """
+    check_regular(path)
     digest = hashlib.sha256()
     try:
         with open_maybe_gzipped(path) as file:
@@ -158,58 +160,14 @@ def load_gpt2_files(
     return tokenizer
 
 
-#: What a token in base64 may look like (the alphabet, then at most two "=").
-_BASE64 = re.compile(rb"[A-Za-z0-9+/]*={0,2}")
-
-
-def read_tiktoken_ranks(path: str | os.PathLike[str]) -> dict[bytes, int]:
-    """Read a ``.tiktoken`` file: ``base64-token rank`` on each line.
-
-    Lines may end in LF, CRLF or a lone CR, as tiktoken's own loader accepts; a byte order
-    mark at the start is skipped. A rank is written in ASCII digits and fits in 32 bits.
-    """
-    path = os.fspath(path)
-    ranks: dict[bytes, int] = {}
-    try:
-        with open_maybe_gzipped(path) as file:
-            data = file.read()
-    except (gzip.BadGzipFile, EOFError) as error:
-        raise ValueError(f"{path}: not gzip data, though the name ends in .gz ({error})") from None
-    a2b_base64, is_base64 = binascii.a2b_base64, _BASE64.fullmatch
-    for number, line in enumerate(data.removeprefix(b"\xef\xbb\xbf").splitlines(), start=1):
-        if not line.strip():
-            continue
-        parts = line.split()
-        try:
-            # What base64.b64decode(validate=True) checks, without its wrappers (the file has
-            # 100,000s of lines; this loop is most of the time a load takes).
-            if len(parts) != 2 or not is_base64(parts[0]):
-                raise ValueError
-            token = a2b_base64(parts[0])
-        except (ValueError, binascii.Error):
-            raise ValueError(
-                f"{path}:{number}: expected 'base64-token rank', got {line[:80]!r}"
-            ) from None
-        if not parts[1].isdigit():  # int() would also take "-5", "+5", "2_56" or " 5"
-            raise ValueError(
-                f"{path}:{number}: expected 'base64-token rank', got {line[:80]!r} "
-                f"({parts[1][:40].decode(errors='replace')!r} is not a rank: digits 0-9 only)"
-            )
-        rank = int(parts[1])
-        if rank > MAX_ID:
-            check_id(rank, f"{path}:{number}: token {token!r}")  # raises, naming the line
-        if not token:
-            raise ValueError(f"{path}:{number}: the empty token has rank {rank}")
-        if token in ranks:
-            raise ValueError(f"{path}:{number}: token {token!r} appears twice")
-        ranks[token] = rank
-    return ranks
-
-
 def check_rank_specials(
-    special_tokens: Mapping[str, int], ranks: Mapping[bytes, int], source: str
+    special_tokens: Mapping[str, int],
+    ranks: Mapping[bytes, int],
+    vocab: Mapping[int, bytes],
+    source: str,
 ) -> dict[str, int]:
-    """``{token: id}`` for special tokens beside a rank table, checked against it.
+    """``{token: id}`` for special tokens beside a rank table (``ranks`` and its inverse
+    ``vocab``), checked against it.
 
     Each id must be free, and each token's bytes must not be a ranked token already: our
     tokenizer gives one id per byte string, so such a special token would silently get the
@@ -220,22 +178,22 @@ def check_rank_specials(
             f"special_tokens must be a mapping {{token: id}}, got {type(special_tokens).__name__}"
         )
     check_special_tokens(list(special_tokens))
-    token_at = {rank: token for token, rank in ranks.items()}
     owner: dict[int, str] = {}
     for token, token_id in special_tokens.items():
-        check_id(token_id, f"special token {token!r}")
+        check_id(token_id, f"special token {quote(token)}")
         if token_id in owner:
             raise ValueError(
-                f"special tokens {owner[token_id]!r} and {token!r} both want id {token_id}"
+                f"special tokens {quote(owner[token_id])} and {quote(token)} both want id "
+                f"{token_id}"
             )
-        if token_id in token_at:
+        if token_id in vocab:
             raise ValueError(
-                f"special token {token!r} wants id {token_id}, which {source} already "
-                f"gives to {token_at[token_id]!r}"
+                f"special token {quote(token)} wants id {token_id}, which {source} already "
+                f"gives to {quote(vocab[token_id])}"
             )
         if token.encode("utf-8") in ranks:
             raise ValueError(
-                f"special token {token!r} has the same bytes as rank "
+                f"special token {quote(token)} has the same bytes as rank "
                 f"{ranks[token.encode('utf-8')]} in {source}; give it text of its own"
             )
         owner[token_id] = token
@@ -256,15 +214,14 @@ def load_tiktoken_file(
     source = os.fspath(path)
     if name is None:
         name = os.path.basename(source).removesuffix(".gz").removesuffix(".tiktoken")
-    ranks = read_tiktoken_ranks(path)
+    ranks = read_tiktoken_ranks(path)  # no two tokens share a rank
     vocab = {rank: token for token, rank in ranks.items()}
-    if len(vocab) != len(ranks):
-        raise ValueError(f"{source}: two tokens share a rank")
-    special_tokens = check_rank_specials(special_tokens or {}, ranks, source)
+    special_tokens = check_rank_specials(special_tokens or {}, ranks, vocab, source)
     for token, token_id in special_tokens.items():
         vocab[token_id] = token.encode("utf-8")
     try:
         merges = merges_from_ranks(ranks)
+        del ranks  # the tokenizer builds its own tables; this one would only raise the peak
         return Tokenizer(vocab, merges, list(special_tokens), pattern, name=name)
     except ValueError as error:
         raise ValueError(f"{source}: {error}") from None

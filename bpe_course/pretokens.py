@@ -18,6 +18,8 @@ from collections.abc import Sequence
 
 import regex
 
+from .safety.quoting import quote
+
 #: GPT-2's split pattern. Read it as alternatives tried left to right: English
 #: contractions ('s 't 'd 'm 'll 've 're), an optional space and letters, an optional space
 #: and digits, an optional space and other symbols, whitespace not followed by a non-space
@@ -68,7 +70,7 @@ def compile_pattern(pattern: str | regex.Pattern[str]) -> regex.Pattern[str]:
     try:
         return regex.compile(pattern)
     except regex.error as error:
-        message = f"pattern={pattern!r} is not a valid regular expression: {error}"
+        message = f"pattern={quote(pattern)} is not a valid regular expression: {error}"
         raise ValueError(message) from None
 
 def pretokenize(text: str, pattern: str = GPT2_PATTERN) -> list[str]:

@@ -40,11 +40,12 @@ from .formats import export
 from .formats.gpt2 import read_merge_lines, read_vocab_json, write_merges_txt, write_vocab_json
 from .naive import encode_naive, merge_ranks
 from .pretokens import GPT2_PATTERN
+from .safety.quoting import quote
 from .safety.specials import AllowedSpecial, DisallowedSpecial, SpecialTokens
 from .speed.batches import map_texts
 from .speed.cuts import CUT_REACH, ENCODE_SPAN, safe_cut_regex, spans_between_safe_cuts
 from .speed.fastsplit import Splitter
-from .speed.merging import PieceMerger
+from .speed.merging import MergeNotInVocabError, PieceMerger, merge_list, merge_tables
 from .speed.piececache import PieceTable, whole_tokens
 from .speed.streaming import StreamEncoder, checked_chunks
 from .tiktoken_methods import TiktokenMethods
@@ -60,15 +61,6 @@ class UnknownTokenError(KeyError, ValueError):
 
     def __str__(self) -> str:  # KeyError would show the message in quotes
         return str(self.args[0])
-
-
-class MergeNotInVocabError(ValueError):
-    """A merge names (or makes) a token that the vocabulary does not have."""
-
-    def __init__(self, rank: int, part: bytes) -> None:
-        self.rank = rank
-        self.part = part
-        super().__init__(f"merge {rank} uses {part!r}, which is not in vocab")
 
 
 class Tokenizer(TiktokenMethods, export.ExportMethods):
@@ -100,15 +92,15 @@ class Tokenizer(TiktokenMethods, export.ExportMethods):
     ) -> None:
         self.name = name
         self.vocab: dict[int, bytes] = {int(i): bytes(token) for i, token in vocab.items()}
-        self.merges: list[tuple[bytes, bytes]] = [(bytes(a), bytes(b)) for a, b in merges]
+        self.merges: list[tuple[bytes, bytes]] = merge_list(merges)
         self.pattern = pattern
-        self._compiled = Splitter(pattern)
+        self._compiled = Splitter(pattern, guarded=True)  # a pattern from a file, perhaps
         self._safe_cuts = safe_cut_regex(pattern)  # None: no place is proven safe
 
         # When two ids share the same bytes, the lower id is the one encoding produces.
-        self._ids_of: dict[bytes, int] = {}
-        for token_id, token in sorted(self.vocab.items()):
-            self._ids_of.setdefault(token, token_id)
+        self._ids_of: dict[bytes, int] = dict(zip(self.vocab.values(), self.vocab))
+        if len(self._ids_of) < len(self.vocab):  # some do: write the lowest id last, so it wins
+            self._ids_of = {token: i for i, token in sorted(self.vocab.items(), reverse=True)}
 
         self.special_tokens: dict[str, int] = {}
         for token in check_special_tokens(special_tokens):
@@ -129,16 +121,10 @@ class Tokenizer(TiktokenMethods, export.ExportMethods):
         self._byte_ids = [self._ids_of[bytes([byte])] for byte in range(256)]
 
         # (left id, right id) -> rank, the lower the earlier learned; rank -> merged id.
-        self._merge_ranks: dict[tuple[int, int], int] = {}
-        self._merged_ids: list[int] = []
-        for rank, (left, right) in enumerate(self.merges):
-            for part in (left, right, left + right):
-                if part not in self._ids_of:
-                    raise MergeNotInVocabError(rank, part)
-            self._merge_ranks.setdefault((self._ids_of[left], self._ids_of[right]), rank)
-            self._merged_ids.append(self._ids_of[left + right])
+        self._merge_ranks, self._merged_ids = merge_tables(self.merges, self._ids_of)
 
         whole = whole_tokens(
+            self.vocab,
             self._ids_of,
             self._merge_ranks,
             self._merged_ids,
@@ -400,6 +386,6 @@ class Tokenizer(TiktokenMethods, export.ExportMethods):
         except MergeNotInVocabError as error:
             line = numbered[error.rank][0]
             raise ValueError(
-                f"{os.fspath(merges_path)}:{line}: merge uses {error.part!r}, "
+                f"{os.fspath(merges_path)}:{line}: merge uses {quote(error.part)}, "
                 f"which is not in {os.fspath(vocab_path)}"
             ) from None

@@ -31,8 +31,8 @@ FRONT = ["tiktoken_methods", "openai", "models", "tiktoken_encoding", "encodings
 #: modules keep their teaching order; each subpackage's modules sit where the core first
 #: needs them.
 ORDER = [
-    "utf8", "base", "naive", "pretokens",
-    "safety.interrupts", "safety.files", "safety.staging",
+    "utf8", "safety.quoting", "base", "naive", "pretokens",
+    "safety.interrupts", "safety.files", "safety.staging", "safety.reading", "safety.patterns",
     "speed.workers", "speed.fastsplit", "speed.cuts", "speed.wordtable", "speed.counting",
     "speed.sharing",
     "train",

@@ -45,6 +45,7 @@ from ..formats.hf_json import from_tokenizer_json
 from ..formats.sentencepiece import load_sentencepiece
 from ..pretokens import NAMED_PATTERNS
 from ..safety.interrupts import Interrupted, ignore_stop_signals, stop_signals_raise
+from ..safety.quoting import quote
 from ..safety.specials import SPECIAL_POLICIES, DisallowedSpecialError
 from ..speed import counting, workers
 from ..speed.wordtable import LongPretokenError, check_max_pretoken_bytes
@@ -121,15 +122,17 @@ def out_of_memory_named(stream: terminal.MeteredReader, name: str):
         ) from None
 
 
-def read_text(path: str | None, what: str = "text") -> str:
-    """All of a file (or stdin) as text, strictly UTF-8."""
-    with open_input(path, what) as (stream, name):
-        return "".join(utf8.iter_utf8(stream, name))
-
-
 def load_tokenizer(spec: str) -> Tokenizer:
     """A tokenizer from a folder written by ``train``, a ``tokenizer.json`` or SentencePiece
     ``.model`` file, or a built-in one by name."""
+    if spec in BUILTIN_TOKENIZERS and os.path.lexists(spec):
+        use_folder = folder.holds_tokenizer_files(spec)
+        choice = (f"the folder, not the built-in (give ./{spec} to say so)" if use_folder else
+                  "the built-in, as the one here is not a tokenizer folder")
+        warnings.warn(f"--tokenizer {spec}: a built-in tokenizer and a file or folder here "
+                      f"have that name; using {choice}", stacklevel=2)
+        if not use_folder:
+            return BUILTIN_TOKENIZERS[spec]()
     if not os.path.exists(spec):
         if spec in BUILTIN_TOKENIZERS:
             return BUILTIN_TOKENIZERS[spec]()
@@ -400,7 +403,8 @@ def run(args: argparse.Namespace) -> int:
     except BrokenPipeError:  # `| head`: stop quietly
         return reader_gone()
     except DisallowedSpecialError as error:  # its message names Python arguments, not options
-        return fail(f"the input holds {error.token!r}: use --special all (an id) or none (text)", 1)
+        return fail(f"the input holds {quote(error.token)}: use --special all (an id) or none "
+                    "(text)", 1)
     except LongPretokenError as error:  # its own message names the Python argument
         return fail(f"the longest pretoken is {error.length:,} bytes ({error.preview}, "
                     f"{error.count:,} time(s)), over the {error.limit:,} bytes 'train' takes by "
@@ -413,6 +417,20 @@ def run(args: argparse.Namespace) -> int:
         return fail(f"{where} ({error.reason}); the input must be UTF-8 text", 1)
     except (ValueError, OSError) as error:  # the library's messages name file and place
         return fail(f"{error}{saved_note(args)}", 1)
+    except MemoryError:  # its message is empty: say what was being read
+        return fail(f"ran out of memory reading {inputs_of(args)}{saved_note(args)}", 1)
+    except RecursionError:
+        return fail(f"ran out of stack (something nested too deeply) in {inputs_of(args)}", 1)
+
+
+def inputs_of(args: argparse.Namespace) -> str:
+    """What a command reads, for a message that has nothing else to name."""
+    named = [*getattr(args, "corpus", [])]
+    if getattr(args, "tokenizer", None):
+        named.append(f"the tokenizer {args.tokenizer}")
+    if args.command in ("encode", "show") and getattr(args, "text", None) is None:
+        named.append(getattr(args, "file", None) or "standard input")
+    return " and ".join(named) or "the input"
 
 
 def saved_note(args: argparse.Namespace) -> str:

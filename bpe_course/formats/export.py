@@ -55,8 +55,9 @@ from typing import Any
 from ..base import BPETables, first_difference
 from ..pretokens import GPT4_PATTERN, O200K_PATTERN
 from ..safety.files import atomic_write
+from ..safety.quoting import quote
 from .gpt2 import token_to_str, unicode_to_bytes
-from .ranks import merges_from_ranks
+from .ranks import check_mergeable_rank, merges_from_ranks
 
 #: GPT-4's split pattern spelled for Oniguruma: ``\p{N}{1,3}`` instead of ``\p{N}{1,3}+``.
 GPT4_ONIG_PATTERN = GPT4_PATTERN.replace(r"\p{N}{1,3}+", r"\p{N}{1,3}")
@@ -157,7 +158,7 @@ def hf_json(tokenizer: BPETables) -> dict[str, Any]:
         key = token_to_str(token)
         if key in vocab:
             raise ValueError(
-                f"ids {vocab[key]} and {token_id} have the same bytes {token!r}; a Hugging "
+                f"ids {vocab[key]} and {token_id} have the same bytes {quote(token)}; a Hugging "
                 "Face vocabulary maps each token string to one id"
             )
         vocab[key] = token_id
@@ -167,7 +168,7 @@ def hf_json(tokenizer: BPETables) -> dict[str, Any]:
         # must know the token under its plain text.
         if vocab.setdefault(content, token_id) != token_id:
             raise ValueError(
-                f"special token {content!r} (id {token_id}) has the same spelling as "
+                f"special token {quote(content)} (id {token_id}) has the same spelling as "
                 f"ordinary token id {vocab[content]} in the Hugging Face vocabulary"
             )
         added.append(
@@ -248,15 +249,17 @@ def tiktoken_ranks(tokenizer: BPETables) -> dict[bytes, int]:
     Raises ``ValueError`` when two ids share bytes (a rank table maps bytes to one rank) or
     when ranks do not reproduce the merges: tiktoken always joins the adjacent pair whose
     result has the lowest rank, so merge ``k`` must create a higher id than every earlier
-    merge, and each token must be rebuilt from the very pair that made it.
+    merge, and each token must be rebuilt from the very pair that made it. The id 2**32 - 1
+    means "no merge" to tiktoken, so no token of two or more bytes may have it.
     """
     ranks: dict[bytes, int] = {}
     for token_id, token in _ordinary_tokens(tokenizer):
         if token in ranks:
             raise ValueError(
-                f"ids {ranks[token]} and {token_id} share the bytes {token!r}; tiktoken's "
+                f"ids {ranks[token]} and {token_id} share the bytes {quote(token)}; tiktoken's "
                 "rank table gives each byte string exactly one rank (= id)"
             )
+        check_mergeable_rank(token, token_id, "tiktoken cannot hold this tokenizer")
         ranks[token] = token_id
     merged_ids = [ranks[left + right] for left, right in tokenizer.merges]
     for rank, (before, after) in enumerate(zip(merged_ids, merged_ids[1:])):
@@ -272,8 +275,9 @@ def tiktoken_ranks(tokenizer: BPETables) -> dict[bytes, int]:
     index = first_difference(rebuilt, tokenizer.merges)
     if index is not None:
         raise ValueError(
-            f"tiktoken would build token {b''.join(rebuilt[index])!r} from {rebuilt[index]} "
-            f"but merge {index} makes it from {tokenizer.merges[index]}; its rank-based BPE "
+            f"tiktoken would build token {quote(b''.join(rebuilt[index]))} from "
+            f"{quote(rebuilt[index])} but merge {index} makes it from "
+            f"{quote(tokenizer.merges[index])}; its rank-based BPE "
             "would give different ids"
         )
     return ranks
@@ -311,7 +315,7 @@ def check_tiktoken_specials(params: dict[str, Any]) -> None:
         got = encoding.encode(token, allowed_special="all")
         if got != [specials[token]]:
             raise ValueError(
-                f"tiktoken would read special token {token!r} as ids {got}, not "
+                f"tiktoken would read special token {quote(token)} as ids {quote(got)}, not "
                 f"[{specials[token]}]: it tries special tokens in an order of its own, not "
                 "longest first; rename the shorter one so that neither starts the other"
             )
@@ -348,7 +352,7 @@ def check_exportable(special_tokens: Iterable[str], pattern: str) -> None:
         data = token.encode("utf-8")
         if len(data) == 1:
             raise ValueError(
-                f"special token {token!r} is the single byte 0x{data[0]:02x}, which is "
+                f"special token {quote(token)} is the single byte 0x{data[0]:02x}, which is "
                 f"already token {data[0]}; the files give each token's bytes one id, so a "
                 "special token needs at least two bytes"
             )

@@ -35,9 +35,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..base import check_special_tokens
-from ..pretokens import NAMED_PATTERNS, compile_pattern
+from ..pretokens import NAMED_PATTERNS
 from ..safety.files import is_temporary_of, kind_of, publish_folder, set_aside
 from ..safety.interrupts import stop_signals_deferred
+from ..safety.patterns import check_split_pattern
+from ..safety.quoting import quote
+from ..safety.reading import check_regular, read_bytes
 from ..safety.staging import Staging, folder_locked, start_staging
 from ..tokenizer import Tokenizer
 
@@ -75,6 +78,17 @@ def write_tokenizer_files(tokenizer: Tokenizer, folder: str) -> None:
         file.write("\n")
 
 
+def holds_tokenizer_files(folder: str) -> bool:
+    """Is ``folder`` a folder that holds any of a tokenizer folder's files? An unreadable
+    folder is taken to, so that loading it says why it cannot be read."""
+    if not os.path.isdir(folder):
+        return False
+    try:
+        return not set(os.listdir(folder)).isdisjoint(OUTPUT_FILES)
+    except OSError:
+        return True
+
+
 def is_tokenizer_folder(folder: str) -> bool:
     """Does ``folder`` hold only a tokenizer this package wrote (so replacing it loses nothing)?"""
     path = os.path.join(folder, "config.json")
@@ -82,8 +96,7 @@ def is_tokenizer_folder(folder: str) -> bool:
         return False
     try:
         names = set(os.listdir(folder))
-        with open(path, encoding="utf-8") as file:
-            config = json.load(file)
+        config = json.loads(read_bytes(os.path.join(folder, "config.json"), "config.json"))
     except (OSError, ValueError, RecursionError):
         return False
     return (
@@ -259,9 +272,9 @@ READ_ATTEMPTS = 5
 
 def _read_config(folder: str) -> dict:
     path = os.path.join(folder, "config.json")
+    data = read_bytes(path, "config.json")
     try:
-        with open(path, encoding="utf-8-sig") as file:
-            config = json.load(file)
+        config = json.loads(data.decode("utf-8-sig"))
     except (ValueError, RecursionError) as error:  # bad JSON, bad UTF-8, absurd nesting
         raise FolderError(f"{path}: not valid JSON ({error})") from None
     if not isinstance(config, dict):
@@ -274,7 +287,7 @@ def _config_pattern(config: dict, path: str) -> str:
     name, regex = config.get("pattern"), config.get("pattern_regex")
     if name is not None and (not isinstance(name, str) or name not in NAMED_PATTERNS):
         known = ", ".join(NAMED_PATTERNS)
-        raise FolderError(f"{path}: unknown pattern {name!r} (known: {known})")
+        raise FolderError(f"{path}: unknown pattern {quote(name)} (known: {known})")
     if regex is None:
         return NAMED_PATTERNS[name or "gpt2"]
     if not isinstance(regex, str):
@@ -284,13 +297,9 @@ def _config_pattern(config: dict, path: str) -> str:
             f"{path}: pattern {name!r} and pattern_regex disagree; keep only the one you mean"
         )
     try:
-        compiled = compile_pattern(regex)
+        check_split_pattern(regex)  # no capture groups, no empty pieces
     except ValueError as error:
-        raise FolderError(f"{path}: {error}") from None
-    if compiled.match("") is not None:
-        raise FolderError(
-            f"{path}: pattern_regex matches the empty string, so the text it skips would be lost"
-        )
+        raise FolderError(f"{path}: pattern_regex: {error}") from None
     return regex
 
 
@@ -310,6 +319,12 @@ def _check_counts(tokenizer: Tokenizer, config: dict, folder: str, path: str) ->
     """The sizes ``config.json`` records must be those of vocab.json and merges.txt: files
     copied in from another tokenizer would otherwise load silently and give wrong ids."""
     size, merges = config.get("vocab_size"), config.get("merges")
+    for key, value in (("vocab_size", size), ("merges", merges)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            raise FolderError(
+                f"{path}: {key} must be a whole number, not {type(value).__name__} "
+                f"{quote(value)}"
+            )
     if size is not None and size != tokenizer.vocab_size:
         raise FolderError(
             f"{path}: says vocab_size {size!r}, but {folder} holds {tokenizer.vocab_size} "
@@ -323,14 +338,18 @@ def _check_counts(tokenizer: Tokenizer, config: dict, folder: str, path: str) ->
     wanted = config.get("special_tokens")
     if isinstance(wanted, dict) and wanted != tokenizer.special_tokens:
         raise FolderError(
-            f"{path}: special token ids {wanted} do not match vocab.json "
-            f"({tokenizer.special_tokens})"
+            f"{path}: special token ids {quote(wanted)} do not match vocab.json "
+            f"({quote(tokenizer.special_tokens)})"
         )
 
 
 def _load_once(folder: str) -> Tokenizer:
     names = ("vocab.json", "merges.txt", "config.json")
-    missing = [name for name in names if not os.path.isfile(os.path.join(folder, name))]
+    try:
+        present = set(os.listdir(folder))
+    except OSError as error:  # permission denied, most often: say so, not "it has no files"
+        raise FolderError(f"cannot read the folder {folder}: {error.strerror or error}") from None
+    missing = [name for name in names if name not in present]
     if missing:
         raise FolderError(
             f"{folder} has no {' or '.join(missing)}; a tokenizer folder holds vocab.json, "
@@ -338,6 +357,8 @@ def _load_once(folder: str) -> Tokenizer:
             "by 'bpe-course train'"
         )
     vocab_path, merges_path, config_path = (os.path.join(folder, name) for name in names)
+    for name, path in zip(names, (vocab_path, merges_path, config_path)):
+        check_regular(path, name)  # before any is read: a FIFO or a device is named as such
     config = _read_config(folder)
     pattern = _config_pattern(config, config_path)
     specials = _config_specials(config, config_path)

@@ -16,6 +16,8 @@ import re
 from functools import lru_cache
 
 from ..safety.files import atomic_write
+from ..safety.quoting import quote
+from ..safety.reading import read_bytes
 
 
 @lru_cache(maxsize=1)
@@ -72,7 +74,7 @@ def str_to_token(text: str, where: str = "") -> bytes:
         return text.translate(latin1).encode("latin-1")
     stray = next(char for char in text if char not in alphabet)
     raise ValueError(
-        f"{where}: token {text!r} has character {stray!r}, which is not in "
+        f"{where}: token {quote(text)} has character {stray!r}, which is not in "
         "GPT-2's byte-to-unicode mapping"
     )
 
@@ -84,18 +86,33 @@ MAX_ID = 2**32 - 1
 
 def check_id(value: object, what: str) -> int:
     """``value`` if it is a whole number from 0 to :data:`MAX_ID`; else a ValueError
-    that starts with ``what`` (which names the file and the token)."""
+    that starts with ``what`` (which names the file and the token).
+
+    >>> check_id(10**5000, "v.json: token 'a'")
+    Traceback (most recent call last):
+    ...
+    ValueError: v.json: token 'a' has id (a number of 16,610 bits), too large (ids must be \
+below 2**32)
+    """
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ValueError(f"{what} has id {value!r}, not an id >= 0")
+        raise ValueError(f"{what} has id {_shown_number(value)}, not an id >= 0")
     if value > MAX_ID:
-        raise ValueError(f"{what} has id {value}, too large (ids must be below 2**32)")
+        shown = _shown_number(value)
+        raise ValueError(f"{what} has id {shown}, too large (ids must be below 2**32)")
     return value
+
+
+def _shown_number(value: object) -> str:
+    """A number as a message shows it (Python will not write one of 4,300 digits or more)."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value).bit_length() > 64:
+        return f"{'-' if value < 0 else ''}(a number of {abs(value).bit_length():,} bits)"
+    return quote(value)
 
 
 def write_vocab_json(path: str | os.PathLike[str], vocab: dict[int, bytes]) -> None:
     """Write ``{token: id}`` with tokens in GPT-2's byte-to-unicode spelling."""
     for token_id, token in vocab.items():  # never write what read_vocab_json would refuse
-        check_id(token_id, f"cannot write {path}: token {token!r}")
+        check_id(token_id, f"cannot write {path}: token {quote(token)}")
         if not token:
             raise ValueError(f"cannot write {path}: id {token_id} is the empty token")
     entries = {token_to_str(token): token_id for token_id, token in sorted(vocab.items())}
@@ -126,17 +143,16 @@ def read_vocab_json(path: str | os.PathLike[str]) -> dict[int, bytes]:
         for key, value in pairs:
             if key in seen:
                 raise ValueError(
-                    f"{path}: token {key!r} appears twice (ids {seen[key]} and {value})"
+                    f"{path}: token {quote(key)} appears twice (ids {quote(seen[key])} and "
+                    f"{quote(value)})"
                 )
             seen[key] = value
         return seen
 
+    data = read_bytes(path, "vocab file")
     try:
         # utf-8-sig: a byte order mark at the start (Windows Notepad writes one) is skipped.
-        with open(path, encoding="utf-8-sig") as file:
-            raw = json.load(file, object_pairs_hook=refuse_repeats)
-    except FileNotFoundError:
-        raise FileNotFoundError(f"vocab file not found: {path}") from None
+        raw = json.loads(data.decode("utf-8-sig"), object_pairs_hook=refuse_repeats)
     except UnicodeDecodeError as error:
         raise ValueError(
             f"{path}: not UTF-8 at byte offset {error.start} ({error.reason})"
@@ -151,7 +167,7 @@ def read_vocab_json(path: str | os.PathLike[str]) -> dict[int, bytes]:
         raise ValueError(f"{path}: expected a JSON object {{token: id}}, got {type(raw).__name__}")
     vocab: dict[int, bytes] = {}
     for text, token_id in raw.items():
-        check_id(token_id, f"{path}: token {text!r}")
+        check_id(token_id, f"{path}: token {quote(text)}")
         if not text:
             raise ValueError(f"{path}: the empty token has id {token_id}; a token is 1+ bytes")
         if token_id in vocab:
@@ -175,11 +191,7 @@ def read_merge_lines(path: str | os.PathLike[str]) -> list[tuple[int, bytes, byt
     """
     path = os.fspath(path)
     merges: list[tuple[int, bytes, bytes]] = []
-    try:
-        with open(path, "rb") as file:
-            raw_lines = re.split(rb"\r\n|\r|\n", file.read())
-    except FileNotFoundError:
-        raise FileNotFoundError(f"merges file not found: {path}") from None
+    raw_lines = re.split(rb"\r\n|\r|\n", read_bytes(path, "merges file"))
     if raw_lines and raw_lines[0].startswith(b"\xef\xbb\xbf"):
         raw_lines[0] = raw_lines[0][3:]  # a byte order mark, as Notepad writes
     made: set[bytes] = set()
@@ -196,17 +208,17 @@ def read_merge_lines(path: str | os.PathLike[str]) -> list[tuple[int, bytes, byt
         parts = line.split(" ")
         if len(parts) != 2 or not parts[0] or not parts[1]:
             raise ValueError(
-                f"{path}:{number}: expected two tokens separated by one space, got {line!r}"
+                f"{path}:{number}: expected two tokens separated by one space, got {quote(line)}"
             )
         where = f"{path}:{number}"
         if line in lines_of:
-            raise ValueError(f"{where}: merge {line!r} repeats line {lines_of[line]}")
+            raise ValueError(f"{where}: merge {quote(line)} repeats line {lines_of[line]}")
         lines_of[line] = number
         left, right = str_to_token(parts[0], where), str_to_token(parts[1], where)
         for text, token in zip(parts, (left, right)):
             if len(token) > 1 and token not in made:
                 raise ValueError(
-                    f"{where}: merge uses {text!r}, which no earlier line makes (merges "
+                    f"{where}: merge uses {quote(text)}, which no earlier line makes (merges "
                     "must be in the order they were learned)"
                 )
         made.add(left + right)

@@ -416,10 +416,10 @@ class HFTokenizer(Tokenizer):
             and not simple[0].prefix_space
         self.pattern = simple[0].splitter.pattern if single else ""  # "" : no single pattern
         if whole is not None:
-            shortcuts: dict[str, tuple[int]] = {}
+            shortcuts: dict[str, int] = {}
             for token, token_id in whole.items():
                 try:
-                    shortcuts[token.decode("utf-8")] = (token_id,)
+                    shortcuts[token.decode("utf-8")] = token_id
                 except UnicodeDecodeError:
                     continue
             self._pieces = PieceTable(shortcuts, self._pieces.encode_piece)
@@ -489,7 +489,7 @@ class HFTokenizer(Tokenizer):
 
         def naive(piece: str) -> Sequence[int]:
             if piece in whole:
-                return whole[piece]
+                return [whole[piece]]
             return [self._ids_of[token] for token in encode_naive(piece.encode("utf-8"), ranks)]
 
         ids: list[int] = []

@@ -161,10 +161,10 @@ class RankTokenizer(Tokenizer):
         self.ranks = dict(ranks)
         self.offset = offset
         self.normalization = normalization
-        whole: dict[str, tuple[int]] = {}
+        whole: dict[str, int] = {}
         for token, rank in self.ranks.items():
             try:
-                whole[token.decode("utf-8")] = (rank + offset,)
+                whole[token.decode("utf-8")] = rank + offset
             except UnicodeDecodeError:
                 continue
         self._ids_of.update((token, rank + offset) for token, rank in self.ranks.items())

@@ -7,15 +7,130 @@ in the order they were learned are the same thing, because each merge made a new
 with the next rank. So the merge list can be recovered from the ranks alone: rebuild each
 token from its bytes using only lower-ranked tokens, and the last two parts standing are
 the merge that made it.
+
+The file itself is one line per token, ``base64-token rank``; :func:`read_tiktoken_ranks`
+reads it as strictly as it can, since what it accepts must mean the same to tiktoken.
 """
 
 from __future__ import annotations
 
+import binascii
+import os
 import re
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from itertools import islice
+from operator import itemgetter, lt
 
 from ..base import Merges
+from ..safety.quoting import quote
+from ..safety.reading import read_bytes
+from .gpt2 import MAX_ID
+
+#: tiktoken keeps ranks in 32 bits and uses the largest one to mean "these two do not
+#: merge" (``Rank::MAX`` in its Rust core). A token of two or more bytes with this rank is
+#: found by tiktoken only when a whole piece is spelled like it, never built by merging.
+NO_MERGE_RANK = 2**32 - 1
+
+
+def check_mergeable_rank(token: bytes, rank: int, where: str) -> None:
+    """Raise ``ValueError`` (starting with ``where``) if tiktoken cannot hold ``token`` at
+    ``rank``: :data:`NO_MERGE_RANK` on a token of two or more bytes.
+
+    >>> check_mergeable_rank(b"ab", 2**32 - 1, "r.tiktoken:257")
+    Traceback (most recent call last):
+    ...
+    ValueError: r.tiktoken:257: token b'ab' has rank 4294967295 (2**32 - 1), which tiktoken \
+reserves to mean 'no merge': it would never build this token by merging, so it would encode \
+'abab' as bytes where this package gives tokens; give the token a lower rank
+    """
+    if rank == NO_MERGE_RANK and len(token) > 1:
+        raise ValueError(
+            f"{where}: token {quote(token)} has rank {rank} (2**32 - 1), which tiktoken "
+            "reserves to mean 'no merge': it would never build this token by merging, so it "
+            f"would encode {quote((token * 2).decode('utf-8', 'replace'))} as bytes where this "
+            "package gives tokens; give the token a lower rank"
+        )
+
+
+#: A byte order mark, which Windows editors put at the start of a text file.
+BOM = b"\xef\xbb\xbf"
+
+
+def read_tiktoken_ranks(path: str | os.PathLike[str]) -> dict[bytes, int]:
+    """Read a ``.tiktoken`` file (gzipped if its name ends in ``.gz``): ``base64-token rank``
+    on each line.
+
+    Lines may end in LF, CRLF or a lone CR, as tiktoken's own loader accepts; a byte order
+    mark at the start is skipped, and so are blank lines. A token is written in canonical
+    base64 and a rank in ASCII digits; ranks fit in 32 bits, and no two tokens share one
+    (tiktoken refuses that too). Every error names the file and the line; the file is read
+    only if it is a regular file of a sane size (:mod:`bpe_course.safety.reading`).
+    """
+    path = os.fspath(path)
+    data = read_bytes(path, "rank file", gunzip=path.endswith(".gz"))
+    ranks: dict[bytes, int] = {}
+    for number, token, rank in _rank_lines(path, data):
+        size = len(ranks)
+        ranks[token] = rank
+        if len(ranks) == size:
+            first = next(line for line, seen, _ in _rank_lines(path, data) if seen == token)
+            raise ValueError(f"{path}:{number}: token {quote(token)} appears twice (first on "
+                             f"line {first})")
+    if len(set(ranks.values())) < len(ranks):
+        raise _shared_rank(path, data)
+    return ranks
+
+
+def _rank_lines(path: str, data: bytes) -> Iterator[tuple[int, bytes, int]]:
+    """``(line number, token, rank)`` for each line of a rank file, each line checked."""
+    decode, encode = binascii.a2b_base64, binascii.b2a_base64
+    for number, line in enumerate(data.removeprefix(BOM).splitlines(), start=1):
+        parts = line.split()
+        if len(parts) != 2:
+            if not parts:
+                continue
+            raise _bad_line(path, number, line)
+        text, digits = parts
+        try:
+            token = decode(text)
+        except binascii.Error:
+            raise _bad_line(path, number, line) from None
+        if encode(token, newline=False) != text:  # '!', '=' inside, bits after the end...
+            raise _bad_line(path, number, line, "(the token is not canonical base64)")
+        if not digits.isdigit():  # int() would also take "-5", "+5", "2_56" or " 5"
+            shown = quote(digits.decode(errors="replace"))
+            raise _bad_line(path, number, line, f"({shown} is not a rank: digits 0-9 only)")
+        if len(digits) > 10:  # int() refuses 4,300 digits and more, leading zeros too
+            digits = digits.lstrip(b"0") or b"0"
+        if len(digits) > 10 or (rank := int(digits)) > MAX_ID:
+            raise ValueError(
+                f"{path}:{number}: token {quote(token)} has rank {quote(parts[1].decode())}, "
+                "too large (ranks must be below 2**32)"
+            )
+        if rank == NO_MERGE_RANK:
+            check_mergeable_rank(token, rank, f"{path}:{number}")
+        yield number, token, rank
+
+
+def _bad_line(path: str, number: int, line: bytes, why: str = "") -> ValueError:
+    got = f"{path}:{number}: expected 'base64-token rank', got {quote(line, 80)}"
+    return ValueError(f"{got} {why}" if why else got)
+
+
+def _shared_rank(path: str, data: bytes) -> ValueError:
+    """The error for the first rank that two lines of a rank file give to two tokens."""
+    owner: dict[int, tuple[int, bytes]] = {}
+    for number, token, rank in _rank_lines(path, data):
+        if rank in owner:
+            line, first = owner[rank]
+            return ValueError(
+                f"{path}:{number}: rank {rank} is given to {quote(token)} here and to "
+                f"{quote(first)} on line {line}; a rank is a token's id, so each token needs "
+                "one of its own"
+            )
+        owner[rank] = (number, token)
+    raise AssertionError("no rank is shared")  # pragma: no cover (only called when one is)
 
 
 def merges_from_ranks(ranks: Mapping[bytes, int]) -> Merges:
@@ -23,29 +138,104 @@ def merges_from_ranks(ranks: Mapping[bytes, int]) -> Merges:
 
     For each multi-byte token, run BPE on its bytes using only lower-ranked tokens; with a
     consistent table that leaves exactly two parts, and those two are the merge that made
-    the token.
+    the token. Each part is the table's own ``bytes`` object, not a new copy: for a table
+    of millions of tokens the copies took 100 MB, and lookups of them hashed them again.
 
     >>> ranks = {bytes([b]): b for b in range(256)} | {b"lo": 256, b"low": 257, b"er": 258}
     >>> merges_from_ranks(ranks)
     [(b'l', b'o'), (b'lo', b'w'), (b'e', b'r')]
     """
+    get = ranks.get
+    byte_rank = [get(bytes([byte]), NO_MERGE_RANK + 1) for byte in range(256)]
+    items: Iterable[tuple[bytes, int]] = ranks.items()
+    values = ranks.values()
+    if all(map(lt, values, islice(values, 1, None))):  # files list tokens in rank order
+        dense = not ranks or next(reversed(values)) == len(ranks) - 1  # ranks 0, 1, 2, ...
+    else:
+        items, dense = sorted(items, key=itemgetter(1)), False
+    # rank -> the table's bytes object; a list when ranks are 0..n-1 (one memory access)
+    token_at: Sequence[bytes] | Mapping[int, bytes] = (
+        list(ranks) if dense else dict(zip(values, ranks))
+    )
     merges: Merges = []
+    lengths: set[int] = set()  # of all tokens, once a long token needs them
     runs: RunJoiner | None = None  # made for the first long token
-    for token, rank in sorted(ranks.items(), key=lambda item: item[1]):
-        if len(token) == 1:
-            continue
-        if len(token) <= SHORT_TOKEN:
-            parts = _rescan_below(token, rank, ranks)
+    for token, rank in items:
+        size = len(token)
+        if size < 4:  # most tokens of a large vocabulary: answered without a loop
+            if size == 1:
+                continue
+            parts = _parts_of_three(token, rank, get, token_at) if size == 3 else [
+                token[:1], token[1:]]
+        elif size <= SHORT_TOKEN:
+            parts = _rescan_below(token, rank, ranks, token_at)
         else:
+            # A long run of few different parts (a token learned from a run of one letter):
+            # joined with whole-string operations; anything else by the general join.
             runs = runs or RunJoiner(ranks)
-            parts = runs.join_below(token, rank) or _join_below(token, rank, ranks)
-        built = len(parts) == 2 and all(ranks.get(part, rank) < rank for part in parts)
-        if not built:
+            joined = runs.join_below(token, rank)
+            if joined is not None:
+                parts = joined
+            else:
+                lengths = lengths or set(map(len, ranks))
+                found = _may_have_parts(token, rank, get, lengths)
+                parts = _join_below(token, rank, ranks) if found else [token]
+            if len(parts) == 2:  # the table's own objects
+                parts = [part if len(part) == 1 else token_at[ranks[part]] for part in parts]
+        # A joined part ranks below ``rank`` by construction; a single byte may not.
+        first, second = parts[0], parts[-1]
+        if (
+            len(parts) != 2
+            or (len(first) == 1 and byte_rank[first[0]] >= rank)
+            or (len(second) == 1 and byte_rank[second[0]] >= rank)
+        ):
             raise ValueError(
-                f"token {token!r} (rank {rank}) cannot be built by merging two lower-ranked tokens"
+                f"token {quote(token)} (rank {rank}) cannot be built by merging two "
+                "lower-ranked tokens"
             )
-        merges.append((parts[0], parts[1]))
+        merges.append((first, second))
     return merges
+
+
+#: :func:`_may_have_parts` gives up (and says maybe) beyond this many places to look.
+MANY_SPLITS = 64
+
+
+def _may_have_parts(
+    token: bytes, limit: int, get: Callable[..., int], lengths: set[int]
+) -> bool:
+    """Could ``token`` be two tokens ranked below ``limit``, end to end? False only if no
+    place to cut it leaves two such tokens (``lengths``: the lengths tokens have).
+
+    Joining the bytes of a long token costs time and memory that grow with its length, and
+    one of 100 MB that cannot be built took 20 s and 2.6 GB to refuse; this looks only at
+    the few lengths the two parts could have (at most :data:`MANY_SPLITS` of them).
+
+    >>> _may_have_parts(b"abcd", 9, {b"ab": 1, b"cd": 2}.get, {1, 2})
+    True
+    >>> _may_have_parts(b"x" * 10**6, 9, {}.get, {1, 2})
+    False
+    """
+    size = len(token)
+    cuts = [length for length in lengths if length < size and size - length in lengths]
+    if len(cuts) > MANY_SPLITS:
+        return True
+    return any(get(token[:cut], limit) < limit and get(token[cut:], limit) < limit for cut in cuts)
+
+
+def _parts_of_three(
+    token: bytes, limit: int, get: Callable[..., int], token_at: Sequence[bytes] | Mapping
+) -> list[bytes]:
+    """:func:`_rescan_below` for a token of three bytes: its lower-ranked pair (the left one
+    on a tie) joined, if that ranks below ``limit``; the pair is ``token_at``'s object.
+
+    >>> _parts_of_three(b"abc", 9, {b"ab": 5, b"bc": 3}.get, {5: b"ab", 3: b"bc"})
+    [b'a', b'bc']
+    """
+    left, right = get(token[:2], limit), get(token[1:], limit)
+    if min(left, right) >= limit:
+        return [token[:1], token[1:2], token[2:]]
+    return [token_at[left], token[2:]] if left <= right else [token[:1], token_at[right]]
 
 
 #: Tokens of at most this many bytes are rebuilt by :func:`_rescan_below`, longer ones by
@@ -54,12 +244,15 @@ def merges_from_ranks(ranks: Mapping[bytes, int]) -> Merges:
 SHORT_TOKEN = 64
 
 
-def _rescan_below(token: bytes, limit: int, ranks: Mapping[bytes, int]) -> list[bytes]:
+def _rescan_below(
+    token: bytes, limit: int, ranks: Mapping[bytes, int], token_at: Sequence[bytes] | Mapping
+) -> list[bytes]:
     """What :func:`_join_below` returns, found the plain way: after each join, look at every
     adjacent pair again. Time grows with the cube of the token's length, which is nothing
-    for a short token.
+    for a short token. A joined part is ``token_at[its rank]``, the table's own object.
 
-    >>> _rescan_below(b"lower", 258, {b"lo": 256, b"low": 257, b"er": 258})
+    >>> ranks = {b"lo": 256, b"low": 257, b"er": 258}
+    >>> _rescan_below(b"lower", 258, ranks, {rank: token for token, rank in ranks.items()})
     [b'low', b'e', b'r']
     """
     parts = [token[index : index + 1] for index in range(len(token))]
@@ -71,7 +264,7 @@ def _rescan_below(token: bytes, limit: int, ranks: Mapping[bytes, int]) -> list[
                 best_index, best_rank = index, joined_rank
         if best_index < 0:
             break
-        parts[best_index : best_index + 2] = [parts[best_index] + parts[best_index + 1]]
+        parts[best_index : best_index + 2] = [token_at[best_rank]]
     return parts
 
 

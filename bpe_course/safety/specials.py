@@ -23,6 +23,7 @@ from typing import Any, Literal
 from ..base import checked_text
 from ..pretokens import special_token_regex
 from ..utf8 import replace_lone_surrogates
+from .quoting import quote
 
 #: Which special tokens ``encode`` turns into their ids: ``"all"`` or a collection of them.
 AllowedSpecial = Literal["all"] | Collection[str]
@@ -46,8 +47,8 @@ class DisallowedSpecialError(ValueError):
     def __init__(self, token: str) -> None:
         self.token = token
         super().__init__(
-            f"the text contains the special token {token!r}, which is disallowed: pass "
-            f"allowed_special={{{token!r}}} (or 'all') to encode it as its id, or "
+            f"the text contains the special token {quote(token)}, which is disallowed: pass "
+            f"allowed_special={{{quote(token)}}} (or 'all') to encode it as its id, or "
             "disallowed_special=() to encode it as plain text"
         )
 
@@ -125,7 +126,7 @@ class SpecialTokens:
             raise TypeError(f"{argument} must hold strings, got {tokens!r:.80}") from None
         for token in named:
             if not isinstance(token, str):
-                raise TypeError(f"{argument} must hold strings, got {token!r}")
+                raise TypeError(f"{argument} must hold strings, got {quote(token)}")
         unknown = named - self.all
         if unknown:
             known = sorted(self.ids) or "none"

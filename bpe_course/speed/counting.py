@@ -36,6 +36,7 @@ import regex
 
 from ..base import PathLike, check_special_tokens, merges_to_learn
 from ..pretokens import GPT2_PATTERN, split_on_special_tokens
+from ..safety.patterns import PatternError
 from ..utf8 import check_errors, decode_text
 from .cuts import SAFE_CUTS, rule_cuts, safe_cut_regex, spans_between_safe_cuts
 from .fastsplit import Splitter
@@ -288,7 +289,7 @@ def count_text_pretokens(
     ``findall`` with an end position reads the text as if it ended there, which is what the
     proofs of the cut rules assume, and it copies nothing.
     """
-    compiled = Splitter(pattern)
+    compiled = Splitter(pattern, guarded=True)
     rule = safe_cut_regex(pattern)
     counts: Counter[str] = Counter()
     for segment in split_on_special_tokens(text, special_tokens)[::2]:
@@ -309,7 +310,11 @@ def count_chunk(
             f"{path} changed while it was being read: bytes {start}..{end} were planned, "
             f"the file now ends at {start + len(data)}; train again on a file that stays put"
         )
-    return count_text_pretokens(decode_text(data, path, errors, start), special_tokens, pattern)
+    text = decode_text(data, path, errors, start)
+    try:
+        return count_text_pretokens(text, special_tokens, pattern)
+    except PatternError as error:  # text the pattern would lose, or too long a split
+        raise PatternError(f"{path}: {error}") from None
 
 
 def count_chunk_task(task: tuple) -> tuple[int, Counter[str]]:
@@ -430,7 +435,7 @@ def count_corpus(
     """
     special_tokens = check_special_tokens(special_tokens)
     merges_to_learn(vocab_size, special_tokens)
-    Splitter(pattern)  # checks the pattern, and spells its classes out once, before workers fork
+    Splitter(pattern, guarded=True)  # checks it, and spells its classes out before workers fork
     check_num_processes(num_processes)
     check_errors(errors)
     check_executor(executor)

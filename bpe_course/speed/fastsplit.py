@@ -31,6 +31,7 @@ from functools import lru_cache
 import regex
 
 from ..pretokens import compile_pattern
+from ..safety import patterns
 
 #: Runs of characters above U+FFFF: the only ones a translated class can get wrong.
 _ASTRAL_RUN = re.compile("[\U00010000-\U0010ffff]+")
@@ -211,23 +212,31 @@ class Splitter:
     """A split pattern's ``findall`` and ``finditer``, run by ``re`` whenever that is exact.
 
     Use it wherever a compiled pattern would go; ``exact`` is the ``regex`` original.
+    ``guarded``: the tokenizer's and the trainer's splitter, for a pattern that may come
+    from a file. Unless it is one of the package's own, it is refused if it has a capture
+    group, and ``findall`` refuses text its pieces leave out and stops after a time limit
+    (:mod:`bpe_course.safety.patterns`); with a limit it runs on ``regex``, which has one.
 
     >>> from bpe_course.pretokens import GPT2_PATTERN
     >>> Splitter(GPT2_PATTERN).findall("Hi, you're 42! 😀 𝐀")
     ['Hi', ',', ' you', "'re", ' 42', '!', ' 😀', ' 𝐀']
     """
 
-    def __init__(self, pattern: str | regex.Pattern[str]) -> None:
+    def __init__(self, pattern: str | regex.Pattern[str], guarded: bool = False) -> None:
         self.exact = compile_pattern(pattern)
         self.pattern: str = self.exact.pattern
         # A pattern compiled with flags of its own (IGNORECASE, VERBOSE...) stays on regex.
         plain = isinstance(pattern, str) or pattern.flags == regex.compile(self.pattern).flags
-        engine = fast_engine(self.pattern) if plain else None
+        self.guarded = guarded and not (plain and patterns.is_proven(self.pattern))
+        if self.guarded:
+            patterns.check_split_pattern(self.exact)
+        bounded = self.guarded and patterns.time_limited()
+        engine = fast_engine(self.pattern) if plain and not bounded else None
         self.fast, self._astral_members = engine if engine else (None, None)
         self._looks_behind = "(?<" in self.pattern
 
     def __reduce__(self):  # a Tokenizer travels to worker processes with its Splitter
-        return Splitter, (self.exact,)
+        return Splitter, (self.exact, self.guarded)
 
     def __repr__(self) -> str:
         return f"Splitter({self.pattern!r}, fast={self.fast is not None})"
@@ -252,7 +261,10 @@ class Splitter:
 
     def findall(self, text: str, pos: int = 0, endpos: int = sys.maxsize) -> list[str]:
         """The pieces of ``text[pos:endpos]``, as ``regex``'s ``findall`` gives them."""
-        return self.engine_for(text, pos, endpos).findall(text, pos, endpos)
+        engine = self.engine_for(text, pos, endpos)
+        if self.guarded:
+            return patterns.split_bounded(engine, text, pos, endpos)
+        return engine.findall(text, pos, endpos)
 
     def finditer(self, text: str, pos: int = 0, endpos: int = sys.maxsize) -> Iterator[re.Match]:
         """Match objects of the pieces, as ``regex``'s ``finditer`` gives them."""

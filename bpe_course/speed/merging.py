@@ -22,17 +22,23 @@ So there are two loops here, and they always give the same tokens:
 :func:`apply_merges` picks the loop by length: :data:`SHORT_PIECE` is about where the
 buckets start to pay, measured on GPT-2's merges with words, code and single-character runs.
 
-The tokenizer also asks which tokens it may return at once when a whole pretoken is
-spelled like them, without merging: :func:`reachable_tokens` answers that once per
-tokenizer.
+The tables they work from are built once per tokenizer by :func:`merge_tables`. The
+tokenizer also asks which tokens it may return at once when a whole pretoken is spelled
+like them, without merging: :func:`reachable_tokens` answers that once per tokenizer.
+Both are built in passes that run in C (``map``, ``zip``, ``dict``) where they can: a rank
+file of two million tokens took seconds in each Python loop.
 """
 
 from __future__ import annotations
 
 import sys
 from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from heapq import heapify, heappop, heappush
+from itertools import chain, compress, islice
+from operator import add, itemgetter, lt
+
+from ..safety.quoting import quote
 
 #: The rank of a pair that no merge joins: larger than any real rank.
 NO_MERGE = sys.maxsize
@@ -42,6 +48,64 @@ SHORT_PIECE = 48
 
 #: ``(left id, right id) -> rank``, the lower the earlier the merge was learned.
 PairRanks = Mapping[tuple[int, int], int]
+
+
+class MergeNotInVocabError(ValueError):
+    """A merge names (or makes) a token that the vocabulary does not have."""
+
+    def __init__(self, rank: int, part: bytes) -> None:
+        self.rank = rank
+        self.part = part
+        super().__init__(f"merge {rank} uses {quote(part)}, which is not in vocab")
+
+
+def merge_list(merges: Iterable[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
+    """``merges`` as a new list of ``(bytes, bytes)`` tuples, sharing the given tuples when
+    they are such already: copying each of millions of merges took 110 MB more at the peak.
+
+    >>> merge_list([(bytearray(b"a"), b"b")])
+    [(b'a', b'b')]
+    """
+    merges = list(merges)
+    if (
+        set(map(type, merges)) <= {tuple}
+        and set(map(len, merges)) <= {2}
+        and set(map(type, chain.from_iterable(merges))) <= {bytes}
+    ):
+        return merges
+    return [(bytes(left), bytes(right)) for left, right in merges]
+
+
+def merge_tables(
+    merges: Sequence[tuple[bytes, bytes]], ids_of: Mapping[bytes, int]
+) -> tuple[dict[tuple[int, int], int], list[int]]:
+    """``(left id, right id) -> rank`` (the lower, the earlier learned) and ``rank -> the
+    id it makes``, for ``merges`` whose tokens ``ids_of`` knows.
+
+    A pair listed twice keeps its first rank, the one that fires. Raises
+    :class:`MergeNotInVocabError` for the first merge that names (or makes) bytes
+    ``ids_of`` does not have.
+
+    >>> ids_of = {b"a": 0, b"b": 1, b"ab": 2}
+    >>> merge_tables([(b"a", b"b")], ids_of)
+    ({(0, 1): 0}, [2])
+    """
+    get = ids_of.get
+    firsts, seconds = itemgetter(0), itemgetter(1)
+    lefts = list(map(get, map(firsts, merges)))
+    rights = list(map(get, map(seconds, merges)))
+    merged = list(map(get, map(add, map(firsts, merges), map(seconds, merges))))
+    if None in lefts or None in rights or None in merged:
+        for rank, (left, right) in enumerate(merges):
+            for part in (left, right, left + right):
+                if part not in ids_of:
+                    raise MergeNotInVocabError(rank, part)
+    pair_ranks = dict(zip(zip(lefts, rights), range(len(merged))))
+    if len(pair_ranks) < len(merged):  # a pair listed twice: dict() kept its last rank
+        pair_ranks = {}
+        for rank, pair in enumerate(zip(lefts, rights)):
+            pair_ranks.setdefault(pair, rank)
+    return pair_ranks, merged
 
 
 def merge_short(ids: list[int], pair_ranks: PairRanks, merged_ids: Sequence[int]) -> list[int]:
@@ -252,7 +316,11 @@ def reachable_tokens(
         # Ids far apart would make the lists below huge; such vocabularies are rare.
         return _reachable_by_encoding(vocab, pair_ranks, merged_ids, byte_ids)
     # The merges that can fire, in rank order: a pair listed twice fires at its first rank.
-    effective = sorted((rank, pair) for pair, rank in pair_ranks.items())
+    # A tokenizer's table is built in rank order already, and then needs no sorting.
+    effective: Iterable[tuple[tuple[int, int], int]] = pair_ranks.items()
+    ranks = pair_ranks.values()
+    if not all(map(lt, ranks, islice(ranks, 1, None))):
+        effective = sorted(effective, key=itemgetter(1))
     unmade = NO_MERGE
     made_at = [unmade] * size  # the rank of the merge that makes each token; -1 for bytes
     left_half = [0] * size
@@ -262,7 +330,7 @@ def reachable_tokens(
         made_at[byte_id] = -1
         reachable[byte_id] = 1
     rank_of = pair_ranks.get
-    for made_rank, (left, right) in effective:
+    for (left, right), made_rank in effective:
         made = merged_ids[made_rank]
         left_made, right_made = made_at[left], made_at[right]
         if left_made >= made_rank or right_made >= made_rank or made_at[made] != unmade:
@@ -285,7 +353,8 @@ def reachable_tokens(
                 break  # this border pair is joined first: ``made`` cannot come out whole
         else:
             reachable[made] = 1
-    return {token_id for token_id in range(size) if reachable[token_id]}
+    # The vocabulary's own int objects: new ones for millions of ids took 56 MB more.
+    return set(compress(vocab, map(reachable.__getitem__, vocab)))
 
 
 def _reachable_by_encoding(

@@ -54,7 +54,7 @@ class PieceTable(dict):
     """
 
     def __init__(
-        self, whole: Mapping[str, tuple[int, ...]], encode_piece: Callable[[str], tuple[int, ...]]
+        self, whole: Mapping[str, int], encode_piece: Callable[[str], tuple[int, ...]]
     ) -> None:
         super().__init__()
         self.whole = whole
@@ -62,8 +62,10 @@ class PieceTable(dict):
         self.order: deque[str] = deque()  # the pretokens remembered, oldest first
 
     def __missing__(self, piece: str) -> tuple[int, ...]:
-        ids = self.whole.get(piece)
-        if ids is None:
+        whole = self.whole.get(piece)
+        if whole is not None:
+            ids: tuple[int, ...] = (whole,)
+        else:
             ids = self.encode_piece(piece)
             if len(piece) > CACHE_LONGEST:
                 return ids
@@ -80,32 +82,35 @@ class PieceTable(dict):
 
 
 def whole_tokens(
+    vocab: Mapping[int, bytes],
     ids_of: Mapping[bytes, int],
     pair_ranks: PairRanks,
     merged_ids: Sequence[int],
     byte_ids: Sequence[int],
     special_ids: set[int],
-) -> dict[str, tuple[int]]:
-    """``{text: (id,)}`` for every token a pretoken may be answered with at once.
+) -> dict[str, int]:
+    """``{text: id}`` for every token a pretoken may be answered with at once.
 
     That is every token the merges build whole from its own bytes (for a vocabulary
     learned by BPE, and for OpenAI's files, every token), minus special tokens (they
     are found before pretokenizing, never by spelling) and tokens that are not whole
     UTF-8 characters (no pretoken is spelled like them). ``ids_of`` maps each token's bytes
     to its id; when two ids share bytes it holds the lower one, the one the merges make.
+    The ids are kept bare, not as the 1-tuples a pretoken's ids are: for a vocabulary of
+    millions of tokens, the tuples alone were 100 MB.
 
     >>> ids_of = {bytes([b]): b for b in range(256)} | {b"ab": 256}
-    >>> whole = whole_tokens(ids_of, {(97, 98): 0}, [256], list(range(256)), set())
+    >>> vocab = {i: token for token, i in ids_of.items()}
+    >>> whole = whole_tokens(vocab, ids_of, {(97, 98): 0}, [256], list(range(256)), set())
     >>> whole["ab"], whole["a"], len(whole)  # the 128 ASCII bytes and "ab"
-    ((256,), (97,), 129)
+    (256, 97, 129)
     """
-    vocab = {token_id: token for token, token_id in ids_of.items()}
     reachable = reachable_tokens(vocab, pair_ranks, merged_ids, byte_ids)
-    whole: dict[str, tuple[int]] = {}
+    whole: dict[str, int] = {}
     for token, token_id in ids_of.items():
         if token_id in reachable and token_id not in special_ids:
             try:
-                whole[token.decode("utf-8")] = (token_id,)
+                whole[token.decode("utf-8")] = token_id
             except UnicodeDecodeError:
                 continue
     return whole

@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib.metadata
 
 import pytest
-from test_exercises_early import assert_accepted, assert_rejected, load_exercises
+from notebook_cells import assert_accepted, assert_rejected, load_exercises
 
 from bpe_course import GPT2_PATTERN, O200K_PATTERN
 from bpe_course.formats.rankbpe import RankTokenizer
