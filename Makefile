@@ -45,6 +45,7 @@ notebooks: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m bench.train --runs 3
 	$(BIN)/python -m bench.train --shapes --runs 2
+	$(BIN)/python -m bench.train --pathological --runs 3
 	$(BIN)/python -m bench.encode
 	$(BIN)/python -m bench.encode --adversarial
 

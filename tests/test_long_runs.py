@@ -59,6 +59,7 @@ from bpe_course.speed.wordtable import (
     WordTable,
     bound_pretokens,
     count_pairs,
+    count_pairs_as_bytes,
     counted_neighbours,
     cut_pretoken,
     distinct_chars,
@@ -247,6 +248,18 @@ def test_count_pairs_counts_as_bpe_does(word, few_chars):
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(wordtable, "FEW_CHARS", few_chars)
         assert dict(count_pairs(word)) == dict(all_pairs(word))
+
+
+@given(alphabet=st.lists(st.characters(max_codepoint=0x101), min_size=1, max_size=18, unique=True),
+       data=st.data())
+def test_count_pairs_as_bytes_counts_as_bpe_does(alphabet, data):
+    # One byte per pair, for words of one-byte characters with at most 16 different ones.
+    word = data.draw(st.text(st.sampled_from(alphabet), max_size=60))
+    counted = count_pairs_as_bytes(word)
+    if len(set(word)) <= 16 and len(word) >= 2 and max(word) <= "\xff":
+        assert counted == dict(all_pairs(word))
+    else:
+        assert counted is None
 
 
 @given(text=st.text(st.sampled_from("abc\u0100"), max_size=30), limit=st.integers(0, 5))

@@ -483,6 +483,8 @@ def _distinct_chars(text: str, limit: int) -> list[str] | None:
     >>> _distinct_chars("abracadabra", 5), _distinct_chars("abracadabra", 4)
     (['a', 'b', 'r', 'c', 'd'], None)
     """
+    if len(set(text[:4096])) > limit:
+        return None  # a look at the start is enough to give up without a pass
     chars: list[str] = []
     while text:
         if len(chars) == limit:

@@ -360,6 +360,8 @@ def distinct_chars(text: str, limit: int) -> list[str] | None:
     >>> distinct_chars("abracadabra", 5), distinct_chars("abracadabra", 4)
     (['a', 'b', 'r', 'c', 'd'], None)
     """
+    if len(set(text[:4096])) > limit:
+        return None  # a look at the start is enough to give up without a pass
     chars: list[str] = []
     while text:
         if len(chars) == limit:
@@ -376,14 +378,16 @@ def count_pairs(word: str) -> dict[str, int]:
     With few different characters, by ``str.count`` of each possible pair: ``x y`` with
     ``x`` not ``y`` cannot overlap, so ``str.count`` finds them all, and ``y y`` is what
     is left of the occurrences of ``y`` (each stands at the start, after another character,
-    or after a ``y``). With many, by a ``Counter`` of all pairs.
+    or after a ``y``). With up to 16, each pair made one byte (:func:`count_pairs_as_bytes`);
+    with more, by a ``Counter`` of all pairs.
 
     >>> count_pairs("aaabab")
     {'ba': 1, 'aa': 2, 'ab': 2}
     """
     chars = distinct_chars(word, FEW_CHARS)
     if chars is None:
-        return Counter(map(add, word, word[1:]))
+        as_bytes = count_pairs_as_bytes(word)
+        return Counter(map(add, word, word[1:])) if as_bytes is None else as_bytes
     counts: dict[str, int] = {}
     for second in chars:
         after_others = 0  # occurrences of `second` just after a different character
@@ -484,6 +488,51 @@ def cut_pretoken(data: bytes, size: int) -> Iterator[bytes]:
         yield data[start:end]
         start = end
     yield data[start:]
+
+
+def count_pairs_as_bytes(word: str) -> dict[str, int] | None:
+    """:func:`count_pairs` for a word of one-byte characters (as every word of the table
+    starts) with at most 16 different ones, such as a run of digits; None for another word.
+
+    Each character becomes its index among the word's characters, a number below 16 in a
+    byte of its own; :func:`pair_bytes` turns each pair into one byte, and a ``Counter`` of
+    those bytes counts the pairs in C (small ints are shared objects): 0.3 s for 10 million
+    digits, against 0.7 s for a ``Counter`` of two-character strings. A slice at a time, so
+    that the big numbers stay small.
+
+    >>> count_pairs_as_bytes("31415")
+    {'31': 1, '14': 1, '41': 1, '15': 1}
+    """
+    chars = sorted(set(word[:4096]))  # the start shows them all, or the check below fails
+    if len(chars) > 16 or len(word) < 2 or max(chars) > "\xff":
+        return None
+    indices = bytearray(b"\xff" * 256)  # a character the start did not show becomes 0xFF
+    for index, char in enumerate(chars):
+        indices[ord(char)] = index
+    data = word.encode("latin-1").translate(indices)
+    if 0xFF in data:
+        return None
+    counts: Counter[int] = Counter()
+    for start in range(0, len(data) - 1, SLICE_CHARS):
+        counts.update(pair_bytes(data[start : start + SLICE_CHARS + 1]))  # + the next pair's
+    return {chars[code >> 4] + chars[code & 15]: times for code, times in counts.items()}
+
+
+def pair_bytes(indices: bytes) -> bytes:
+    """Each pair of neighbouring bytes (each below 16) as one byte, ``16 * first + second``.
+
+    Read as one big number, ``indices`` shifted left by 4 bits holds 16 times each byte in
+    its place, and ``indices`` without its first byte, shifted left by a byte, holds the
+    next byte there: their sum holds every pair in the place of its first byte, with no
+    carry (``16 * 15 + 15`` is 255), and the last place, which starts no pair, is dropped.
+
+    >>> list(pair_bytes(bytes([3, 1, 4, 1])))
+    [49, 20, 65]
+    """
+    size = len(indices)
+    number = int.from_bytes(indices, "big")
+    rest = number - (indices[0] << 8 * (size - 1))  # all but the first byte
+    return ((number << 4) + (rest << 8)).to_bytes(size, "big")[:-1]
 
 
 def cycle_collector_paused(function: Callable[P, R]) -> Callable[P, R]:
