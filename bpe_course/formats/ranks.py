@@ -25,6 +25,7 @@ from operator import itemgetter, lt
 from ..base import Merges
 from ..safety.quoting import quote
 from ..safety.reading import read_bytes
+from ..speed.wordtable import distinct_chars
 from .gpt2 import MAX_ID
 
 #: tiktoken keeps ranks in 32 bits and uses the largest one to mean "these two do not
@@ -432,7 +433,7 @@ class RunJoiner:
         if not self.usable:
             return None
         word = token.decode("latin-1").translate(self.byte_chars)
-        chars = _distinct_chars(word, FEW_PARTS)
+        chars = distinct_chars(word, FEW_PARTS)
         while len(word) > 2:
             if chars is None or len(chars) > FEW_PARTS:
                 return None
@@ -473,22 +474,3 @@ class RunJoiner:
             if pairs:
                 return rank, pairs
         return None
-
-
-def _distinct_chars(text: str, limit: int) -> list[str] | None:
-    """The different characters of ``text``, or None if there are more than ``limit``: one
-    ``str.replace`` pass takes each out. (:func:`bpe_course.speed.wordtable.distinct_chars` does the
-    same, but that lesson comes after this one.)
-
-    >>> _distinct_chars("abracadabra", 5), _distinct_chars("abracadabra", 4)
-    (['a', 'b', 'r', 'c', 'd'], None)
-    """
-    if len(set(text[:4096])) > limit:
-        return None  # a look at the start is enough to give up without a pass
-    chars: list[str] = []
-    while text:
-        if len(chars) == limit:
-            return None
-        chars.append(text[0])
-        text = text.replace(text[0], "")
-    return chars
