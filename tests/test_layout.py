@@ -43,7 +43,7 @@ ORDER = [
     "formats.folder", "openai",
     "formats.rankbpe", "formats.hf_json", "formats.sentencepiece", "models",
     "tiktoken_encoding", "encodings",
-    "course.data", "course.viz",
+    "course.data", "course.viz", "course.checks.harness",
     "app.terminal", "app.cli",
 ]
 

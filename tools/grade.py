@@ -27,9 +27,9 @@ import nbformat
 from nbclient import NotebookClient
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
+from bpe_course.course.checks.harness import CORRECT, NOT_WRITTEN
+
 CHECK_TAG = "exercise-check"
-NOT_WRITTEN = "not written yet"
-CORRECT = "Correct!"
 
 
 @dataclass(frozen=True)
