@@ -1,8 +1,9 @@
 """Notebook 00 (why tokenization matters): its exercise checks reject plausible wrong answers.
 
-Each checker lives in its notebook (cells tagged ``exercise-checker``); these tests load it,
-run it on the collapsed solution (it must pass) and on the mistakes a learner is likely to
-make (each must fail, with a hint that names the mistake).
+The checkers live in :mod:`bpe_course.course.checks.why_tokenization`; the collapsed
+solutions in the notebook (cells tagged ``solution``). These tests run each checker on the
+solution (it must pass) and on the mistakes a learner is likely to make (each must fail, with
+a hint that names the mistake).
 """
 
 from __future__ import annotations
@@ -10,12 +11,15 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from notebook_cells import assert_accepted, assert_rejected, load_exercises
+from notebook_cells import assert_accepted, assert_rejected, run_cells
+
+from bpe_course.course.checks import why_tokenization
 
 
 @pytest.fixture(scope="module")
 def nb00() -> dict[str, Any]:
-    return load_exercises("00_why_tokenization_matters")
+    """The checks module's names, and the notebook's solutions run beside them."""
+    return run_cells("00_why_tokenization_matters", "solution", dict(vars(why_tokenization)))
 
 
 @pytest.mark.parametrize("exercise", ["reverse_ids", "group_from_right"])
@@ -133,7 +137,7 @@ def test_check_exercise_checks_the_solution_while_the_stub_is_unwritten(nb00, ca
     solution = nb00["solution_group_from_right"]
     assert check(group_from_right, solution, checker) is solution
     out = capsys.readouterr().out
-    assert "`group_from_right` is not written yet" in out and "Correct!" in out
+    assert "`group_from_right` is not written yet" in out and "Correct!" not in out
     assert check(group_from_left, solution, checker) is solution  # wrong: later cells use ours
     assert "grouped from the left" in capsys.readouterr().out
     assert check(solution, solution, checker) is solution

@@ -1,7 +1,7 @@
 """Notebook 01 (bytes and UTF-8): its exercise checks reject wrong answers and accept right ones.
 
-Each checker (cells tagged ``exercise-checker``) and collapsed solution (tagged ``solution``) is
-loaded from the notebook and called on answers a learner could plausibly write. A wrong answer
+Each checker (from :mod:`bpe_course.course.checks.bytes_utf8`) and collapsed solution (the
+notebook's cells tagged ``solution``) is called on answers a learner could plausibly write. A wrong answer
 must be rejected with a hint that names the mistake; the solution, and other correct ways to
 write it, must pass.
 """
@@ -12,12 +12,15 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from notebook_cells import assert_accepted, assert_rejected, load_exercises
+from notebook_cells import assert_accepted, assert_rejected, run_cells
+
+from bpe_course.course.checks import bytes_utf8
 
 
 @pytest.fixture(scope="module")
 def nb01() -> dict[str, Any]:
-    return load_exercises("01_bytes_and_utf8")
+    """The checks module's names, and the notebook's solutions run beside them."""
+    return run_cells("01_bytes_and_utf8", "solution", dict(vars(bytes_utf8)))
 
 
 def length_edge_off_by_one(cp: int) -> int:
@@ -116,3 +119,57 @@ def test_01_utf8_encode_check_rejects(nb01, capsys, answer, hint):
 @pytest.mark.parametrize("exercise", ["utf8_length", "cut_at_boundary", "utf8_encode"])
 def test_01_checks_accept_the_solutions(nb01, capsys, exercise):
     assert_accepted(capsys, nb01[f"check_{exercise}"], (nb01[f"solution_{exercise}"],))
+
+
+# The shortcut the exercises forbid: Python's own UTF-8 encoder, in any of its disguises.
+
+
+def encode_through_a_helper(cp: int) -> bytes:
+    return _to_bytes(chr(cp))
+
+
+def _to_bytes(text: str) -> bytes:
+    return text.encode()
+
+
+def encode_with_codecs(cp: int) -> bytes:
+    import codecs
+
+    return codecs.encode(chr(cp), "utf-8")
+
+
+def encode_bytes_constructor(cp: int) -> bytes:
+    return bytes(chr(cp), "UTF-8")
+
+
+@pytest.mark.parametrize(
+    ("answer", "hint"),
+    [
+        (lambda cp: chr(cp).encode(), "it uses `.encode`"),
+        (lambda cp: chr(cp).encode("utf-8"), "it uses `.encode`"),
+        (encode_through_a_helper, "it uses `.encode` (inside `_to_bytes`)"),
+        (encode_with_codecs, "it uses the `codecs` module"),
+        (encode_bytes_constructor, "UTF-8 codec (`bytes(..., \"utf-8\")`)"),
+        (lambda cp: bytearray(chr(cp), "utf8"), "UTF-8 codec"),
+    ],
+)
+def test_01_utf8_encode_check_rejects_pythons_own_encoder(nb01, capsys, answer, hint):
+    assert_rejected(capsys, nb01["check_utf8_encode"], (answer,), hint)
+
+
+def test_01_utf8_length_check_rejects_pythons_own_encoder(nb01, capsys):
+    answer = lambda cp: len(chr(cp).encode())  # noqa: E731
+    assert_rejected(capsys, nb01["check_utf8_length"], (answer,), "uses `.encode`")
+
+
+def test_01_utf8_encode_check_accepts_bit_arithmetic_with_a_helper(nb01, capsys):
+    """Calling one's own helpers is fine when they build the bytes themselves."""
+
+    def encode_via_length(cp: int) -> bytes:
+        length = nb01["solution_utf8_length"](cp)
+        if length == 1:
+            return bytes([cp])
+        tail = [0x80 | (cp >> 6 * k) & 0x3F for k in range(length - 2, -1, -1)]
+        return bytes([(0xF00 >> length) & 0xFF | cp >> 6 * (length - 1)] + tail)
+
+    assert_accepted(capsys, nb01["check_utf8_encode"], (encode_via_length,))

@@ -44,6 +44,8 @@ ORDER = [
     "formats.rankbpe", "formats.hf_json", "formats.sentencepiece", "models",
     "tiktoken_encoding", "encodings",
     "course.data", "course.viz", "course.checks.harness",
+    "course.checks.why_tokenization", "course.checks.bytes_utf8", "course.checks.naive_bpe",
+    "course.checks.pretokenization",
     "app.terminal", "app.cli",
 ]
 
