@@ -1,9 +1,9 @@
 """Notebook 01 (bytes and UTF-8): its exercise checks reject wrong answers and accept right ones.
 
 Each checker (from :mod:`bpe_course.course.checks.bytes_utf8`) and collapsed solution (the
-notebook's cells tagged ``solution``) is called on answers a learner could plausibly write. A wrong answer
-must be rejected with a hint that names the mistake; the solution, and other correct ways to
-write it, must pass.
+notebook's cells tagged ``solution``) is called on answers a learner could plausibly write.
+A wrong answer must be rejected with a hint that names the mistake; the solution, and other
+correct ways to write it, must pass.
 """
 
 from __future__ import annotations

@@ -22,9 +22,10 @@ __all__ = ["check_exercise", "check_group_from_right", "check_reverse_ids", "gro
 def reverse_ids_cases(seed: int = 0, count: int = 40) -> list[str]:
     """Texts mixing words, spaces, digits and characters of one to four bytes."""
     rng = random.Random(seed)
-    alphabet = list("abcdefghijklmnopqrstuvwxyz     ,.") + ["é", "ß", "я", "奶", "茶", "ह", "🙂", "\n"]
+    alphabet = [*"abcdefghijklmnopqrstuvwxyz     ,.", "é", "ß", "я", "奶", "茶", "ह", "🙂", "\n"]
     texts = [" strawberry", "Hello world", "我奶奶", "हर सुबह", "a 🙂 b", "", "x"]
-    texts += ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 24))) for _ in range(count)]
+    texts += ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 24)))
+              for _ in range(count)]
     return texts
 
 

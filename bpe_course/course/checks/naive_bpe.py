@@ -1,0 +1,379 @@
+"""The checks of notebook 02 (naive BPE): overlapping pairs, the tie-break, the training
+loop, the encoder and encoding two words by hand.
+
+Every checker compares the learner's answer with the package's naive trainer and reference
+encoder (:mod:`bpe_course.naive`) on cases full of ties and overlaps, and when an answer is
+wrong it replays the mistakes learners make (a tie broken by ids, pairs merged twice where
+they overlap, the leftmost pair merged first, the longest token taken first...) to name the
+one that explains every wrong result.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from bpe_course.course.checks.harness import attempt, check_exercise
+from bpe_course.naive import encode_naive, get_pair_counts, merge, train_from_counts_naive
+
+__all__ = ["check_encode", "check_exercise", "check_fives", "check_pick_pair", "check_train",
+           "check_words"]
+
+
+def check_fives(four: Any, five: Any) -> bool:
+    """The two predictions of ``merge`` on runs of 5s, with the hint for the usual slip."""
+    for name, answer, length in [("four_fives", four, 4), ("five_fives", five, 5)]:
+        expected = merge([5] * length, (5, 5), 9)
+        if answer == expected:
+            continue
+        if not isinstance(answer, list):
+            hint = "write the answer as a list of ids, e.g. [9, 5]."
+        elif answer.count(9) > expected.count(9):
+            hint = (f"(5, 5) occurs {length - 1} times, but the occurrences overlap: a 5 used "
+                    "in one merge is gone, so scan left to right and skip past each merge.")
+        elif len(answer) < len(expected):
+            hint = "a 5 left without a partner stays in the list: nothing is dropped."
+        elif answer == expected[::-1]:
+            hint = "merge scans from the left, so the 5 left without a partner is the last one."
+        else:
+            hint = "scan left to right; each merge joins two 5s into one 9."
+        print(f"Not yet: {name} = {answer!r}. Hint: {hint}")
+        return False
+    print("Correct!")
+    return True
+
+
+def best_pair(counts: dict, vocab: dict) -> tuple[int, int]:
+    """The package's rule (as `bpe_course.naive` writes it): count, then the pair's bytes."""
+    return max(counts, key=lambda p: (counts[p], vocab[p[0]], vocab[p[1]]))
+
+
+#: Wrong tie-breaks a learner may write, each with the hint that names the mistake.
+TIE_MISTAKES = [
+    (lambda counts, vocab: max(counts, key=lambda p: (counts[p], p)),
+     "ties must compare the pairs' bytes, not their ids (an id only says when a token was "
+     "made): for counts {(116, 97): 5, (256, 97): 5} with vocab[256] = b'st', the answer is "
+     "(116, 97), because (b't', b'a') > (b'st', b'a')."),
+    (lambda counts, vocab: max(counts, key=lambda p: (counts[p], vocab[p[0]] + vocab[p[1]])),
+     "compare (bytes of left, bytes of right) as a pair, not the two glued together: "
+     "(b'st', b'a') beats (b's', b'z') because b'st' > b's', although b'sta' < b'sz'."),
+    (lambda counts, vocab: max(counts, key=counts.get),
+     "max with key=counts.get returns the first most frequent pair the dict yields, so the "
+     "answer depends on dict order. Break ties by the pair's bytes."),
+    (lambda counts, vocab: min(counts, key=lambda p: (-counts[p], vocab[p[0]], vocab[p[1]])),
+     "among the most frequent pairs take the greatest pair of bytes, not the smallest."),
+    (lambda counts, vocab: min(counts, key=lambda p: (-counts[p], p)),
+     "ties go to the greatest pair of bytes; you took the smallest pair of ids."),
+    (lambda counts, vocab: max(counts, key=lambda p: (vocab[p[0]], vocab[p[1]])),
+     "the count decides first; the bytes only break ties between equally frequent pairs."),
+    (lambda counts, vocab: max(counts, key=lambda p: (counts[p], vocab[p[0]])),
+     "when the left tokens are equal, the right tokens' bytes decide."),
+]
+
+
+def random_vocab(rng: random.Random, num_merges: int) -> dict[int, bytes]:
+    """Bytes, then tokens glued from earlier ones (so many are prefixes of others)."""
+    vocab = {i: bytes([i]) for i in range(256)}
+    small = [ord(c) for c in "aestz "]
+    for new_id in range(256, 256 + num_merges):
+        left, right = (rng.choice(small + list(range(256, new_id))) for _ in range(2))
+        vocab[new_id] = vocab[left] + vocab[right]
+    return vocab
+
+
+def pick_pair_cases(seed: int = 4) -> list[tuple[dict, dict]]:
+    """The traps from the text, then random count tables full of ties."""
+    vocab = {i: bytes([i]) for i in range(256)} | {256: b"st", 257: b"ow"}
+    cases = [({(101, 115): 9, (115, 116): 9, (119, 101): 8}, vocab),
+             ({(116, 97): 5, (256, 97): 5}, vocab), ({(115, 122): 5, (256, 97): 5}, vocab),
+             ({(97, 98): 3, (97, 99): 3}, vocab), ({(101, 256): 9, (108, 257): 7}, vocab)]
+    rng = random.Random(seed)
+    for _ in range(300):
+        vocab = random_vocab(rng, 12)
+        ids = [i for i in vocab if i >= 256 or chr(i) in "aestz "]
+        pairs = {(rng.choice(ids), rng.choice(ids)) for _ in range(rng.randint(1, 8))}
+        cases.append(({pair: rng.randint(1, 3) for pair in pairs}, vocab))
+    return cases
+
+
+def check_pick_pair(candidate: Callable[[dict, dict], Any]) -> bool:
+    """``candidate(counts, vocab)`` must pick by count, then by the pair's bytes."""
+    cases = pick_pair_cases()
+    answers = []
+    for counts, vocab in cases:
+        got, error = attempt(candidate, dict(counts), vocab)
+        answers.append(got)
+        if error:
+            print(f"Not yet: pick_pair({counts}, vocab) raised {error}.")
+            return False
+    wrong = [(case, got) for case, got in zip(cases, answers) if got != best_pair(*case)]
+    if not wrong:
+        print("Correct!")
+        return True
+    (counts, vocab), got = wrong[0]
+    expected = best_pair(counts, vocab)
+    named = {pair: vocab[pair[0]] + b"|" + vocab[pair[1]] for pair in counts}
+    print(f"Not yet: for counts {counts} (pairs of bytes: {named}) the answer is {expected}, "
+          f"you gave {got!r}.")
+    for mistake, hint in TIE_MISTAKES:
+        if all(mistake(dict(case[0]), case[1]) == got for case, got in zip(cases, answers)):
+            print("Hint:", hint)
+            break
+    else:
+        print("Hint: max over the pairs with the key (count, bytes of left, bytes of right).")
+    return False
+
+
+def train_cases(seed: int = 5) -> list[tuple[list[int], int]]:
+    """Empty and tiny sequences, then random ones over a few letters (many ties)."""
+    rng = random.Random(seed)
+    cases = [([], 3), ([7], 3), ([1, 1, 1], 5), (list(b"the cat in the hat"), 10)]
+    for _ in range(150):
+        letters = rng.choice([b"ab", b"abc", b"st a", "sé牛".encode()])
+        ids = [rng.choice(letters) for _ in range(rng.randint(2, 40))]
+        cases.append((ids, rng.randint(1, 12)))
+    return cases
+
+
+def package_train(ids: list[int], num_merges: int) -> list[tuple[bytes, bytes]]:
+    """The package's merges for one sequence: a "corpus" of one word that occurs once."""
+    return train_from_counts_naive({bytes(ids): 1}, 256 + num_merges)[1]
+
+
+def check_train(candidate: Callable[[list[int], int], Any]) -> bool:
+    """``candidate(ids, num_merges)`` must learn the package's merges, in order."""
+    failures = []  # (message, wrong pick or None), one per case that went wrong
+    for ids, num_merges in train_cases():
+        expected = package_train(ids, num_merges)
+        result, error = attempt(candidate, list(ids), num_merges)
+        if error or not (isinstance(result, tuple) and len(result) == 2):
+            stop = error and len(expected) < num_merges
+            print(f"Not yet: train({ids}, {num_merges}) gave {error or repr(result)[:80]}. "
+                  "Hint: " + ("stop when no pair is left (counts is empty)." if stop
+                              else "return (merges, vocab)."))
+            return False
+        merges, vocab = result
+        if not (isinstance(merges, dict) and isinstance(vocab, dict)
+                and all(isinstance(pair, tuple) for pair in merges)):
+            print(f"Not yet: train({ids}, {num_merges}) gave {repr(result)[:80]}. Hint: return "
+                  "(merges, vocab): merges maps (id, id) pairs to new ids, vocab ids to bytes.")
+            return False
+        found = first_difference(ids, expected, merges, vocab)
+        if found:
+            failures.append(found)
+    if not failures:
+        print("Correct!")
+        return True
+    overlaps = [failure for failure in failures if "overlapping pairs" in failure[0]]
+    message, pick = min(overlaps or failures, key=lambda failure: len(failure[0]))  # the shortest
+    print("Not yet:", message)
+    if pick:  # name the tie-break that explains every wrong pick
+        picks = [pick for _, pick in failures if pick]
+        hints = [hint for mistake, hint in TIE_MISTAKES
+                 if all(mistake(counts, vocab) == pair for counts, vocab, pair in picks)]
+        fallback = "the most frequent pair, ties to the greatest pair of bytes."
+        print("Hint:", (hints or [fallback])[0])
+    return False
+
+
+def _overlapped(ids: list[int], pair: tuple[int, int]) -> bool:
+    """Whether two occurrences of ``pair`` share an id in ``ids`` (a run like ``a a a``)."""
+    left, right = pair
+    return left == right and any(ids[i] == ids[i + 1] == ids[i + 2] == left
+                                 for i in range(len(ids) - 2))
+
+
+def _overlap_message(where: str, step: int, pair: tuple[int, int]) -> str:
+    return (f"{where} after merge {step - 1}, {pair}, your merges go on as if both overlapping "
+            f"pairs of a run like `a a a` had been merged. Overlapping pairs merge left to "
+            "right: `a a a` becomes `aa a`, because an id used by one merge cannot be used "
+            "again by the next (exercise 1: merge([5, 5, 5], (5, 5), 9) is [9, 5]). Use "
+            "`merge`, or step past both ids of each merged pair.")
+
+
+def first_difference(ids: list[int], expected: list[tuple[bytes, bytes]],
+                     merges: dict[tuple[int, int], int],
+                     vocab: dict[int, bytes]) -> tuple[str, Any] | None:
+    """Where `merges` first departs from the package's `expected` byte pairs: (message, pick),
+    pick = (counts, vocab, pair) when the wrong pair was picked; None if there is no difference.
+
+    A merge that cannot happen right after a merge of ``(a, a)`` over a run ``a a a`` means
+    the learner merged both overlapping pairs: the message says so, rather than what
+    follows from it (a pair "not in ids", or "no pair is left")."""
+    step_vocab = {i: bytes([i]) for i in range(256)}
+    where = f"train({ids}, ...):"
+    before: tuple[list[int], tuple[int, int]] | None = None  # the ids and pair of the last merge
+    for step, (pair, new_id) in enumerate(merges.items()):
+        left, right = vocab.get(pair[0], b"?"), vocab.get(pair[1], b"?")
+        if new_id > 256 + step:  # a pair learned twice keeps one dict entry, its last id
+            return (f"{where} merge {step} has id {new_id}, not {256 + step}: was a pair learned "
+                    "twice? Replace each merged pair everywhere (ids = merge(ids, ...)).", None)
+        if new_id != 256 + step:
+            return f"{where} merge {step} got id {new_id}; new ids go 256, 257, ...", None
+        if vocab.get(new_id) != left + right:
+            return f"{where} vocab[{new_id}] should be {left + right!r}.", None
+        counts = dict(get_pair_counts(ids))
+        impossible = step == len(expected) or pair not in counts
+        if impossible and before and _overlapped(*before):
+            return _overlap_message(where, step, before[1]), None
+        if step == len(expected):
+            return f"{where} after {step} merges no pair is left: stop there.", None
+        if pair not in counts:
+            return (f"{where} merge {step}, {pair}, is not in ids any more: replace each "
+                    "merged pair everywhere (ids = merge(ids, ...)).", None)
+        if (left, right) != expected[step]:
+            message = f"{where} merge {step} is {(left, right)}, the package's is {expected[step]}."
+            return message, (counts, dict(step_vocab), pair)
+        step_vocab[new_id] = left + right
+        before = (ids, pair)
+        ids = merge(ids, pair, new_id)
+    if len(merges) < len(expected):
+        return (f"{where} you stopped after {len(merges)} merges, the package after "
+                f"{len(expected)}.", None)
+    return None
+
+
+def trained_merges(text: str, num_merges: int) -> tuple[dict, dict, list]:
+    """The package's merges for `text`, as (id merges like `train`'s, vocab, byte pairs)."""
+    vocab, byte_pairs = train_from_counts_naive({text: 1}, 256 + num_merges)
+    id_of = {token: i for i, token in vocab.items()}
+    id_merges = {(id_of[a], id_of[b]): id_of[a + b] for a, b in byte_pairs}
+    return id_merges, vocab, byte_pairs
+
+
+def encode_cases(seed: int = 6) -> Iterator[tuple[dict, dict, list, list[str]]]:
+    """Merges learned from random texts, each with random new texts to encode."""
+    rng = random.Random(seed)
+    for _ in range(12):
+        letters = rng.choice(["ab", "abc ", "aé牛 ", "the cat "])
+        def sample(n: int, letters: str = letters) -> str:
+            return "".join(rng.choice(letters) for _ in range(n))
+
+        id_merges, vocab, byte_pairs = trained_merges(sample(80), rng.randint(3, 20))
+        texts = ["", letters[0], sample(80)] + [sample(rng.randint(2, 30)) for _ in range(15)]
+        yield id_merges, vocab, byte_pairs, texts
+
+
+def replay(ids: list[int], merges: dict, choose: Callable[[list, dict], Any]) -> list[int]:
+    """Merge until no pair of neighbours is in `merges`, picking with choose(candidates)."""
+    while True:
+        candidates = [pair for pair in zip(ids, ids[1:]) if pair in merges]
+        if not candidates:
+            return ids
+        pair = choose(candidates, merges)
+        ids = merge(ids, pair, merges[pair])
+
+
+def longest_first(text: str, vocab: dict[int, bytes]) -> list[int]:
+    """The mistake of encoding by greedy longest match: at each position the longest token
+    of ``vocab`` that the bytes start with."""
+    id_of = {token: i for i, token in vocab.items()}
+    data, ids, start = text.encode("utf-8"), [], 0
+    while start < len(data):
+        end = max(e for e in range(start + 1, len(data) + 1) if data[start:e] in id_of)
+        ids.append(id_of[data[start:end]])
+        start = end
+    return ids
+
+
+#: Wrong orders a learner may merge in, each with the hint that names the mistake.
+ORDER_MISTAKES = [
+    (lambda pairs, merges: pairs[0],
+     "you merged the leftmost pair that has a merge. Merge the pair learned earliest (the "
+     "smallest new id) first, wherever it is in the text."),
+    (lambda pairs, merges: max(pairs, key=merges.get),
+     "you merged the pair learned last first. The earliest (smallest new id) goes first."),
+    (lambda pairs, merges: max(pairs, key=lambda p: (pairs.count(p), -merges[p])),
+     "you merged the most frequent pair, as training does. Encoding follows the order the "
+     "merges were learned in (the smallest new id first), not counts in the new text."),
+]
+
+
+def check_encode(candidate: Callable[[str, dict], Any]) -> bool:
+    """``candidate(text, merges)`` must give the reference encoder's ids."""
+    failures = []  # (text, merges, your ids), for every text you encoded differently
+    for id_merges, vocab, byte_pairs, texts in encode_cases():
+        id_of = {token: i for i, token in vocab.items()}
+        for text in texts:
+            expected = [id_of[t] for t in encode_naive(text.encode("utf-8"), byte_pairs)]
+            got, error = attempt(candidate, text, dict(id_merges))
+            if error:
+                print(f"Not yet: encode({text!r}, merges) raised {error}.", encode_hint(error))
+                return False
+            if got != expected:
+                hint = encode_hint(None, text, got, id_merges, vocab)
+                if hint:
+                    print(f"Not yet: encode({text!r}, merges) gave {got!r}. Hint: {hint}")
+                    return False
+                failures.append((text, id_merges, got, expected, vocab))
+    if not failures:
+        print("Correct!")
+        return True
+    text, id_merges, got, expected, _ = min(failures, key=lambda failure: len(failure[0]))
+    print(f"Not yet: encode({text!r}, merges) gave {got}, the package gives {expected}.")
+    if all(longest_first(t, v) == g for t, _, g, _, v in failures):
+        print("Hint: you took the longest token that matches at each position, left to right "
+              "(as WordPiece does). BPE does not look for long tokens: merge the pair learned "
+              "earliest (the smallest new id) first, wherever it is, and repeat; the tokens "
+              "that come out need not be the longest.")
+        return False
+    for choose, hint in ORDER_MISTAKES:
+        if all(replay(list(t.encode("utf-8")), m, choose) == g for t, m, g, _, _ in failures):
+            print("Hint:", hint)
+            break
+    else:
+        print("Hint: merge the pair learned earliest (the smallest new id) first, wherever it "
+              "is: not the leftmost, the most frequent or the last learned.")
+    return False
+
+
+def encode_hint(error: str | None, text: str = "", got: Any = None, merges: Any = None,
+                vocab: Any = None) -> str | None:
+    """Name what is wrong with one answer; None if only the order of merging can explain it."""
+    if error:
+        return ("Hint: a pair that is not in merges has no rank; give it float('inf'), "
+                "e.g. merges.get(pair, float('inf'))." if "NoneType" in error else "")
+    if not isinstance(got, list) or not all(isinstance(i, int) for i in got):
+        return "return a list of ids (ints)."
+    if any(i not in vocab for i in got):
+        return "every id must be a byte (0-255) or a new id from merges."
+    if b"".join(vocab[i] for i in got) != text.encode("utf-8"):
+        return ("your ids do not spell the text: merge only neighbouring pairs, "
+                "and keep every other id.")
+    left_over = [pair for pair in zip(got, got[1:]) if pair in merges]
+    if left_over:
+        return (f"{left_over[0]} is still a pair of neighbours that merges joins: keep "
+                "merging until no pair of neighbours is in merges.")
+    return None
+
+
+TEXTBOOK_COUNTS = {"low": 5, "lower": 2, "widest": 3, "newest": 6}
+
+
+def check_words(lowest: Any, newer: Any) -> bool:
+    """The tokens of two unseen words under the six textbook merges, worked out by hand."""
+    vocab, six = train_from_counts_naive(TEXTBOOK_COUNTS, 256 + 6)
+    for word, answer in [("lowest", lowest), ("newer", newer)]:
+        expected = encode_naive(word.encode("utf-8"), six)
+        if answer == expected:
+            continue
+        tokens = set(vocab.values())
+        if not isinstance(answer, list) or not all(isinstance(t, bytes) for t in answer):
+            hint = 'write a list of bytes, e.g. [b"lo", b"w"].'
+        elif b"".join(answer) != word.encode("utf-8"):
+            hint = "the tokens must join back into the word."
+        elif any(token not in tokens for token in answer):
+            made = ", ".join((a + b).decode() for a, b in six)
+            stray = next(t for t in answer if t not in tokens)
+            hint = f"{stray!r} is not a token: the merges make {made}."
+        elif any(pair in six for pair in zip(answer, answer[1:])):
+            pair = next(pair for pair in zip(answer, answer[1:]) if pair in six)
+            hint = f"the merge {pair} still applies to your answer."
+        else:
+            hint = ("replay the merges in the order learned: at each step the earliest merge "
+                    "that applies anywhere in the word goes first.")
+        print(f"Not yet: {word!r} is not {answer!r}. Hint: {hint}")
+        return False
+    print("Correct!")
+    return True
