@@ -1,8 +1,9 @@
 """Notebook 03 (GPT-2 pretokenization): its exercise checks reject wrong answers and accept
 right ones.
 
-Each checker (cells tagged ``exercise-checker``) and collapsed solution (tagged ``solution``) is
-loaded from the notebook and called on answers a learner could plausibly write. A wrong answer
+Each checker (from :mod:`bpe_course.course.checks.pretokenization`) and collapsed solution
+(the notebook's cells tagged ``solution``) is called on answers a learner could plausibly
+write. A wrong answer
 must be rejected with a hint that names the mistake; the solution, and other correct ways to
 write it, must pass.
 """
@@ -15,10 +16,11 @@ from typing import Any
 
 import pytest
 import regex
-from notebook_cells import assert_accepted, assert_rejected, load_exercises
+from notebook_cells import assert_accepted, assert_rejected, run_cells
 
 import bpe_course
 from bpe_course import GPT2_PATTERN, GPT4_PATTERN
+from bpe_course.course.checks import pretokenization
 
 #: What notebook 03 builds GPT-2's pattern from, before its exercise cells run.
 GPT2_PARTS = {
@@ -32,7 +34,13 @@ GPT2_PARTS = {
 
 @pytest.fixture(scope="module")
 def nb03() -> dict[str, Any]:
-    return load_exercises("03_gpt2_pretokenization", **GPT2_PARTS)
+    return load_checks_03()
+
+
+def load_checks_03() -> dict[str, Any]:
+    """The checks module's names, and the notebook's solutions run beside them."""
+    namespace = {**vars(pretokenization), **GPT2_PARTS}
+    return run_cells("03_gpt2_pretokenization", "solution", namespace)
 
 
 PIECES = ["We", "'ll", " pay", " $", "100", " for", " 2", " dogs", "!!"]
@@ -73,6 +81,11 @@ def with_numbers(alternative: str) -> str:
         (GPT4_PATTERN, "keep the optional space"),
         ("(", "not a pattern"),
         (None, "not a pattern"),
+        # an alternative that can match nothing: findall returns "" at the end of the text
+        (with_numbers(r" ?\p{N}+").replace(r"\s+(?!\S)|\s+", r"\s+(?!\S)|\s*"),
+         "an alternative can match nothing"),
+        (with_numbers(r" ?\p{N}{0,3}"), "an alternative can match nothing"),
+        (with_numbers(r" ?\p{N}{1,3}") + r"|\s*", "an alternative can match nothing"),
     ],
 )
 def test_03_pattern_check_rejects(nb03, capsys, answer, hint):
@@ -82,7 +95,7 @@ def test_03_pattern_check_rejects(nb03, capsys, answer, hint):
 def test_03_pattern_check_expects_what_the_solution_pattern_does():
     """The checker's expected pieces (GPT-2's, regrouped) are what the solution's pattern
     gives, on text where GPT-2's space handling and number characters interact."""
-    namespace = load_exercises("03_gpt2_pretokenization", **GPT2_PARTS)
+    namespace = load_checks_03()
     texts = namespace["pattern_samples"](seed=99) + ["  1234  56789\n 1", "x1234567890y ½²³"]
     for text in texts:
         regrouped = namespace["in_groups_of_three"](bpe_course.pretokenize(text, GPT2_PATTERN))
@@ -118,6 +131,13 @@ def split_even_without_specials(text, specials):
     return regex.split("(" + "|".join(map(regex.escape, ordered)) + ")", text)
 
 
+def split_by_findall(text, specials):
+    """Ordinary text as runs that may be empty: findall then ends with an empty match."""
+    if not specials:
+        return regex.findall(r".*", text, flags=regex.DOTALL)
+    return split_in_given_order(text, sorted(specials, key=len, reverse=True))
+
+
 @pytest.mark.parametrize(
     ("answer", "hint"),
     [
@@ -126,6 +146,7 @@ def split_even_without_specials(text, specials):
         (split_shortest_first, "try the longest special tokens first"),
         (split_without_group, "a capturing group (...)"),
         (split_even_without_specials, "with no special tokens, return [text]"),
+        (split_by_findall, "an alternative can match nothing"),
     ],
 )
 def test_03_split_check_rejects(nb03, capsys, answer, hint):
@@ -250,3 +271,10 @@ def test_03_spell_out_cases_hold_the_package_properties_and_the_edge_cases(nb03)
 )
 def test_03_checks_accept_the_solutions(nb03, capsys, checker, solution):
     assert_accepted(capsys, nb03[checker], (nb03[solution],))
+
+
+def test_03_trailing_empty_piece_is_not_blamed_on_an_empty_split_pattern(nb03, capsys):
+    from notebook_cells import verdict
+
+    _, printed = verdict(capsys, nb03["check_split_on_specials"], split_by_findall)
+    assert "empty pattern splits everywhere" not in printed and "findall" in printed, printed

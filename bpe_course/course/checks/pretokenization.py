@@ -1,0 +1,312 @@
+"""The checks of notebook 03 (GPT-2 pretokenization): predicting GPT-2's pieces, numbers in
+groups of three, splitting on special tokens, and (in the optional section on ``re``) spelling
+a set of code points out as ranges.
+
+Each checker compares with the package (:func:`~bpe_course.pretokens.pretokenize`,
+:func:`~bpe_course.pretokens.split_on_special_tokens`,
+:func:`~bpe_course.speed.fastsplit.bmp_members`) on many texts, and its hint names the cause
+of a difference: which alternative took the piece, an empty match that ``findall`` returned
+because an alternative can match nothing, a special token that was not escaped...
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Callable
+from typing import Any
+
+import regex
+
+from bpe_course.course.checks.harness import attempt, check_exercise
+from bpe_course.pretokens import GPT2_PATTERN, pretokenize, split_on_special_tokens
+from bpe_course.speed.fastsplit import bmp_members
+
+__all__ = ["check_exercise", "check_pattern", "check_pieces", "check_spell_out",
+           "check_split_on_specials"]
+
+EXERCISE_TEXT = "We'll pay $100 for 2 dogs!!"
+GPT2_ALTERNATIVES = {"a contraction": r"'(?:[sdmt]|ll|ve|re)", "letters": r" ?\p{L}+",
+                     "a number": r" ?\p{N}+", "other symbols": r" ?[^\s\p{L}\p{N}]+",
+                     "whitespace": r"\s+"}
+
+
+def alternative_of(piece: str) -> str:
+    """Which of GPT-2's alternatives matches the whole piece."""
+    return next((name for name, alt in GPT2_ALTERNATIVES.items()
+                 if regex.fullmatch(alt, piece)), "no alternative")
+
+
+def check_pieces(answer: Any) -> bool:
+    """The learner's predicted pieces of the exercise sentence, against GPT-2's."""
+    expected = pretokenize(EXERCISE_TEXT, GPT2_PATTERN)
+    if answer == expected:
+        print("Correct!")
+        return True
+    if not isinstance(answer, list) or not all(isinstance(p, str) for p in answer):
+        hint = 'write a list of strings, e.g. ["We", ...].'
+    elif "" in answer:
+        hint = (f"piece {answer.index('')} is an empty string: no alternative matches "
+                "nothing, so every piece has at least one character. Remove it.")
+    elif "".join(answer) != EXERCISE_TEXT:
+        hint = "your pieces should join back into the sentence exactly (spaces included)."
+    else:
+        i = next(i for i, (a, e) in enumerate(zip(answer, expected)) if a != e)
+        mine, gpt2 = answer[i], expected[i]
+        if gpt2.startswith(mine):
+            hint = f"{mine!r} is too short: {alternative_of(gpt2)} takes more there."
+        elif mine.startswith(gpt2):
+            hint = (f"{mine!r} is more than one piece: {gpt2!r} is {alternative_of(gpt2)}, and "
+                    "an alternative stops where its kind of character ends.")
+        else:
+            hint = (f"{mine!r} is not how GPT-2 cuts there. Which alternative matches first, "
+                    "and does it take the space in front?")
+        hint = f"piece {i} is {mine!r}. " + hint
+    print(f"Not yet: {hint}")
+    return False
+
+
+def in_groups_of_three(pieces: list[str]) -> list[str]:
+    """GPT-2's pieces with every number piece cut into groups of at most three digits,
+    from the left (the space, if any, stays with the first group)."""
+    out = []
+    for piece in pieces:
+        if regex.fullmatch(r" ?\p{N}+", piece):
+            digits = piece.lstrip(" ")
+            groups = [digits[i:i + 3] for i in range(0, len(digits), 3)]
+            out += [piece[:len(piece) - len(digits)] + groups[0]] + groups[1:]
+        else:
+            out.append(piece)
+    return out
+
+
+def pattern_samples(seed: int = 7) -> list[str]:
+    """The sentences above, then random strings of digits, letters, spaces and symbols."""
+    rng = random.Random(seed)
+    parts = ["1", "12", "1234", "1234567", " ", "  ", "x", "dog", "'s", "$", ".", "\n",
+             "²", "½", "٣٤٥٦", "७"]
+    samples = ["In 2024 it cost $1234567.89", "it's 12 o'clock", "x² ½ 1000000"]
+    return samples + ["".join(rng.choices(parts, k=rng.randint(1, 12))) for _ in range(300)]
+
+
+def check_pattern(pattern: Any) -> bool:
+    """GPT-2's pattern with numbers in groups of at most three, on a few hundred samples."""
+    try:
+        compiled = regex.compile(pattern)
+    except (regex.error, TypeError) as error:
+        print(f"Not yet: my_pattern is not a pattern ({error}).")
+        return False
+    for sample in pattern_samples():
+        expected = in_groups_of_three(pretokenize(sample, GPT2_PATTERN))
+        got = compiled.findall(sample)
+        if got != expected:
+            print(f"Not yet: {sample!r} gives {got}, expected {expected}. "
+                  f"Hint: {pattern_hint(sample, got, expected)}")
+            return False
+    print("Correct!")
+    return True
+
+
+#: The cause of an empty piece from ``findall``, in either exercise that runs a pattern.
+EMPTY_MATCH = ("findall returned an empty piece '': an alternative can match nothing (a `*` or "
+               "{0,...} where a `+` or {1,...} is needed, or a lone \\s*), and findall "
+               "reports that empty match wherever it is the first alternative to match: at "
+               "the end of the text at least, where nothing else is left. Make every "
+               "alternative take at least one character.")
+
+
+def pattern_hint(sample: str, got: list[str], expected: list[str]) -> str:
+    """Name the mistake behind pieces that differ from GPT-2's regrouped ones."""
+    if "" in got:
+        return EMPTY_MATCH
+    lost = "".join(expected) != "".join(got)
+    if lost and any(regex.fullmatch(r"\p{N}", c) and not regex.fullmatch(r"\d", c) for c in sample):
+        return r"\d misses number characters such as ² and ½; \p{N} matches them all."
+    if lost:
+        return ("characters were lost: {3} means exactly three; {1,3} means one to three."
+                if any(c.isdigit() for c in sample) else "characters were lost.")
+    if any(len(regex.sub(r"\D", "", piece)) > 3 for piece in got):
+        return "a piece has more than three digits: {1,3} repeats one to three times."
+    if any(" " + piece in expected for piece in got if piece[:1].isdigit()):
+        return "keep the optional space in front of a number: ` ?` before the digits."
+    if any(regex.search(r"\p{N}", piece) and " " in piece.lstrip(" ") for piece in got):
+        return "a number piece may start with one space, but has no space inside it."
+    return "only the numbers alternative should change; the others stay as in GPT-2's."
+
+
+SPECIAL_POOL = ["<|endoftext|>", "<|endoftext|><|endoftext|>", "<pad>", "<pad><pad>", "<",
+                "<<", "[SEP]", "a.b", "x*", "|", "(?)", "\\d"]
+
+
+def split_cases(seed: int = 8) -> list[tuple[str, list[str]]]:
+    """Texts glued from special tokens, pieces of them and ordinary characters."""
+    rng = random.Random(seed)
+    cases = [("", []), ("no specials here", []), ("", ["<pad>"]),
+             ("a<|endoftext|><|endoftext|>b", ["<|endoftext|>", "<|endoftext|><|endoftext|>"])]
+    for _ in range(300):
+        specials = rng.sample(SPECIAL_POOL, rng.randint(1, 4))
+        parts = SPECIAL_POOL + ["a", "b", " ", "<|", "end", ".", "\n", "ab"]
+        cases.append(("".join(rng.choices(parts, k=rng.randint(0, 12))), specials))
+    return cases
+
+
+def check_split_on_specials(candidate: Callable[[str, list[str]], Any]) -> bool:
+    """``candidate(text, specials)`` must cut as the package's ``split_on_special_tokens``."""
+    for text, specials in split_cases():
+        expected = split_on_special_tokens(text, specials)
+        got, error = attempt(candidate, text, list(specials))
+        if got != expected:
+            print(f"Not yet: split_on_specials({text!r}, {specials}) gave {error or got!r}, "
+                  f"expected {expected}. Hint: {split_hint(text, specials, got, error, expected)}")
+            return False
+    print("Correct!")
+    return True
+
+
+def split_hint(text: str, specials: list[str], got: Any, error: str | None,
+               expected: list[str]) -> str:
+    """Name the mistake behind a wrong split."""
+    if error:
+        return ("special tokens can hold characters that mean something in a pattern, such "
+                "as * ( ) ? \\: regex.escape each one." if "regex" in error or "error" in error
+                else "see the error above.")
+    if isinstance(got, list) and got[-1:] == [""] and got[:-1] == expected:
+        return EMPTY_MATCH
+    if not specials and got != [text]:
+        return ("with no special tokens, return [text]: joining no tokens gives an empty "
+                "pattern, and an empty pattern splits between every two characters.")
+    if not isinstance(got, list):
+        return "return a list of strings."
+    if "".join(got) != text:
+        return ("the pieces must join back into the text; a capturing group (...) makes "
+                "regex.split keep the special tokens.")
+    strays = [piece for piece in got[1::2] if piece not in specials]
+    if strays:
+        return (f"{strays[0]!r} sits at an odd position but is not a special token: escape "
+                "the tokens (regex.escape), or `|` and `.` keep their pattern meaning.")
+    if len(got) > len(expected):
+        return ("a special token was cut into shorter ones: try the longest special tokens "
+                "first (sorted by length, longest first).")
+    return "compare with the package's answer above."
+
+
+BMP = "".join(map(chr, range(0x10000)))
+PROPERTIES = [r"\p{N}", r"\p{L}", r"\s", r"\p{Lu}", r"\p{Nd}", r"\p{M}", r"\p{Zs}", r"\p{Cs}"]
+SMALL_CASES = [[], [65], [0], [0xFFFF], [65, 67], [65, 66], [65, 66, 67], [65, 67, 69, 70],
+               [0x2B, 0x2D, 0x2F], [0x2D], [0x5C], [0x5D], [0x5E], [0x0A, 0x0D], [0xD800]]
+
+
+def spell_out_cases(seed: int = 3) -> list[tuple[str, list[int], str | None]]:
+    """(what the codes are, the codes, the package's spelling or None): the members of
+    properties (as bmp_members spells them), small cases, then random runs and gaps."""
+    cases = []
+    for escape in PROPERTIES:
+        members = bmp_members(escape)
+        codes = [ord(c) for c in re.findall(f"[{members}]", BMP)]
+        cases.append((f"<the {len(codes):,} members of {escape}>", codes, members))
+    cases += [(str(codes), codes, None) for codes in SMALL_CASES]
+    rng = random.Random(seed)
+    for _ in range(300):
+        codes, code = [], rng.randrange(0x10000)
+        while code < 0x10000 and len(codes) < 30:
+            codes += range(code, min(code + rng.choice([1, 1, 2, 3, 6]), 0x10000))
+            code = codes[-1] + rng.choice([2, 2, 3, 10, 500])  # 2: a gap of one code point
+        cases.append((str(codes), codes, None))
+    return cases
+
+
+def members_of(compiled: re.Pattern[str], codes: list[int], everywhere: bool) -> set[int]:
+    """The code points the class matches: all of the BMP, or those near `codes`."""
+    if everywhere:
+        return {ord(hit) for hit in compiled.findall(BMP) if len(hit) == 1}
+    near = {code + step for code in codes for step in (-2, -1, 0, 1, 2)}
+    probes = near | {0x20, 0x2C, 0x2D, 0x5C, 0x5D, 0x5E}
+    return {code for code in probes if 0 <= code < 0x10000 and compiled.fullmatch(chr(code))}
+
+
+def unreadable_hint(answer: str) -> str:
+    """Why ``re`` cannot read the class, or reads other characters than meant."""
+    if "\\" not in answer:
+        return ("write every code point as an escape, \\u and four hex digits: written as "
+                "itself, a character such as ] \\ ^ or - changes the class.")
+    if regex.search(r"\\u(?![0-9a-fA-F]{4})", answer):
+        return "\\u needs exactly four hex digits: f'\\u{code:04x}' pads with zeros."
+    if "\\U" in answer:
+        return "\\U takes eight hex digits; \\u (small u) takes four."
+    return "look at the escapes and ranges of your string."
+
+
+def wrong_character_hint(answer: str, compiled: re.Pattern[str], wanted: set[int],
+                         missed: list[int], extra: list[int]) -> str:
+    """Why the class misses or adds characters, from the shape of the mistake."""
+    decimal = [c for c in sorted(wanted)[:5]
+               if f"\\u{c:04d}" in answer and f"\\u{c:04x}" not in answer]
+    literal = [c for c in extra if chr(c) in answer and chr(c) not in "-\\u0123456789abcdef"]
+    if "\\" not in answer:
+        return unreadable_hint(answer)
+    if decimal:
+        return (f"\\u reads hexadecimal digits: {decimal[0]} is \\u{decimal[0]:04x} "
+                f"(f'\\u{{code:04x}}'), not \\u{decimal[0]:04d}.")
+    if literal:
+        return (f"only escapes and - belong inside the class; your string holds "
+                f"{chr(literal[0])!r}, so the class matches it.")
+    if extra and extra[0] + 1 in wanted and extra[0] - 1 in wanted:
+        return ("a range matches every code point between its ends: a gap of one code "
+                "point ends the run ([65, 67] is \\u0041\\u0043, not \\u0041-\\u0043).")
+    if extra and extra[0] - 1 in wanted:
+        return "a range ends at the last code point of its run, not the one after it."
+    if missed and not extra and min(missed) > max(wanted - set(missed), default=-1):
+        return "the last run is missing: write the run you were building when the loop ends."
+    if missed and missed[0] - 1 in wanted and missed[0] + 1 in wanted:
+        return ("a range needs a - between its ends: \\u0030-\\u0039 is 0 to 9, "
+                "\\u0030\\u0039 only 0 and 9.")
+    if missed and missed[0] - 1 in wanted:
+        return "a range first-last includes last: end it at the run's last code point."
+    return "try a short list by hand: [65, 66, 67, 70] gives \\u0041-\\u0043\\u0046."
+
+
+def class_mistake(answer: Any, codes: list[int], everywhere: bool) -> str | None:
+    """None if `[answer]` matches exactly `codes`, else what is wrong, naming a character."""
+    if not isinstance(answer, str):
+        kind = "None" if answer is None else f"a {type(answer).__name__}"
+        return f"return one string (the escapes joined), not {kind}."
+    if not codes:
+        return None if answer == "" else 'an empty list has nothing to match: return "".'
+    if answer == "":
+        return "the list is not empty: write the run you were building when the loop ends."
+    if answer.startswith("[") and answer.endswith("]"):
+        return "leave out the brackets: your string goes between [ and ] for re."
+    try:
+        compiled = re.compile(f"[{answer}]")
+    except re.error as error:
+        return f"re cannot read it ({error}): " + unreadable_hint(answer)
+    wanted = set(codes)
+    matched = members_of(compiled, codes, everywhere)
+    missed, extra = sorted(wanted - matched), sorted(matched - wanted)
+    if not missed and not extra:
+        return None
+    first = min(missed + extra)
+    character = f"U+{first:04X} {chr(first)!r}"
+    said = (f"your class misses {character}" if first in wanted
+            else f"your class also matches {character}, which is not in the list")
+    hint = wrong_character_hint(answer, compiled, wanted, missed, extra)
+    return f"{said}. {hint[0].upper()}{hint[1:]}"
+
+
+def check_spell_out(candidate: Callable[[list[int]], Any]) -> bool:
+    """``candidate(codes)`` must spell the inside of a class ``re`` reads as exactly ``codes``."""
+    for what, codes, members in spell_out_cases():
+        answer, error = attempt(candidate, list(codes))
+        if error:
+            hint = 'an empty list has no runs: return "".' if not codes else "see the error."
+            print(f"Not yet: spell_out({what}) raised {error}. Hint: {hint}")
+            return False
+        mistake = None if answer == members else class_mistake(answer, codes, members is not None)
+        if mistake:
+            plain = isinstance(answer, str) and answer.isprintable()
+            shown = f"'{answer}'" if plain else repr(answer)  # backslashes shown once
+            shown = shown if len(shown) < 70 else shown[:66] + ("...'" if plain else "...")
+            print(f"Not yet: spell_out({what}) gave {shown}. Hint: {mistake}")
+            return False
+    print("Correct!")
+    return True
