@@ -191,6 +191,11 @@ def hex_escape(code: int) -> str:
     return f"\\u{code:04x}"
 
 
+def spell_two_as_singles(codes):
+    return spelled_runs(codes, lambda a, b: hex_escape(a) + hex_escape(b) if b == a + 1
+                        else spelling(hex_escape)(list(range(a, b + 1))))
+
+
 def spell_without_the_last_run(codes):
     out, start = [], None
     for previous, code in zip([None, *codes], codes):
@@ -209,7 +214,7 @@ def spell_merging_gaps_of_one(codes):
 
 def spell_crashing_on_empty(codes):
     codes[0]  # IndexError on []
-    return spelling(hex_escape)(codes)
+    return spell_two_as_singles(codes)
 
 
 SPELL_OUT_WRONG = [
@@ -235,22 +240,34 @@ def test_03_spell_out_check_rejects(nb03, capsys, answer, hint):
     assert_rejected(capsys, nb03["check_spell_out"], (answer,), hint)
 
 
-def spell_two_as_singles(codes):
-    return spelled_runs(codes, lambda a, b: hex_escape(a) + hex_escape(b) if b == a + 1
-                        else spelling(hex_escape)(list(range(a, b + 1))))
-
-
 @pytest.mark.parametrize(
     "answer",
     [
-        lambda codes: "".join(map(hex_escape, codes)),  # no ranges at all: the same characters
-        spell_two_as_singles,
-        lambda codes: spelled_runs(codes, lambda a, b: f"\\u{a:04X}-\\u{b:04X}"),  # A-A too
-        spelling(lambda c: re.escape(chr(c))),  # the characters themselves, escaped by re
+        spell_two_as_singles,  # the shortest spelling with escapes
+        lambda codes: spelled_runs(  # upper-case hex digits are as short
+            codes, lambda a, b: f"\\u{a:04X}" + (f"\\u{b:04X}" if b == a + 1
+                                                 else f"-\\u{b:04X}" if b > a else "")),
+        spelling(lambda c: re.escape(chr(c))),  # the characters themselves: shorter still
     ],
 )
-def test_03_spell_out_check_accepts_any_class_with_the_same_characters(nb03, capsys, answer):
+def test_03_spell_out_check_accepts_any_class_as_short_with_the_same_characters(
+    nb03, capsys, answer
+):
     assert_accepted(capsys, nb03["check_spell_out"], (answer,))
+
+
+#: The exercise asks for the shortest spelling: right characters, too many of them.
+SPELL_OUT_TOO_LONG = [
+    (spelling(hex_escape), "a run of two is shorter as two escapes"),  # ranges everywhere
+    (lambda codes: "".join(map(hex_escape, codes)), "a run of three or more is shorter as a range"),
+    (lambda codes: spelled_runs(codes, lambda a, b: f"\\u{a:04x}-\\u{b:04x}"),
+     "a code point on its own is one escape"),  # A-A for a lone code point
+]
+
+
+@pytest.mark.parametrize(("answer", "hint"), SPELL_OUT_TOO_LONG)
+def test_03_spell_out_check_rejects_a_longer_class(nb03, capsys, answer, hint):
+    assert_rejected(capsys, nb03["check_spell_out"], (answer,), hint)
 
 
 def test_03_spell_out_cases_hold_the_package_properties_and_the_edge_cases(nb03):
@@ -259,8 +276,12 @@ def test_03_spell_out_cases_hold_the_package_properties_and_the_edge_cases(nb03)
     assert len(cases) > 300 and sum(spelled is not None for _, _, spelled in cases) == 8
     for what, codes, spelled in cases:
         assert codes == sorted(set(codes)) and all(0 <= c < 0x10000 for c in codes), what
-        if spelled is not None:  # the package's spelling is what the solution writes
-            assert nb03["solution_spell_out"](codes) == spelled, what
+        if spelled is not None:  # the package's class, spelled shorter by the solution
+            shortest = nb03["solution_spell_out"](codes)
+            assert shortest == nb03["shortest_spelling"](codes), what
+            bmp = "".join(map(chr, range(0x10000)))
+            assert re.findall(f"[{shortest}]", bmp) == re.findall(f"[{spelled}]", bmp), what
+            assert len(shortest) <= len(spelled), what
 
 
 @pytest.mark.parametrize(

@@ -293,15 +293,59 @@ def class_mistake(answer: Any, codes: list[int], everywhere: bool) -> str | None
     return f"{said}. {hint[0].upper()}{hint[1:]}"
 
 
+def _runs(codes: list[int]) -> list[tuple[int, int]]:
+    """``(first, last)`` of each run of consecutive code points."""
+    runs: list[list[int]] = []
+    for code in codes:
+        if runs and code == runs[-1][1] + 1:
+            runs[-1][1] = code
+        else:
+            runs.append([code, code])
+    return [(first, last) for first, last in runs]
+
+
+def shortest_spelling(codes: list[int]) -> str:
+    """The shortest class inside made of escapes: a lone code point as one escape (6
+    characters), a run of two as two escapes (12, where a range takes 13), a longer run as a
+    range."""
+    def run(first: int, last: int) -> str:
+        if last - first < 2:
+            return "".join(f"\\u{code:04x}" for code in range(first, last + 1))
+        return f"\\u{first:04x}-\\u{last:04x}"
+    return "".join(run(first, last) for first, last in _runs(codes))
+
+
+def length_hint(answer: str, codes: list[int]) -> str | None:
+    """None if ``answer`` is as short as the shortest spelling, else why it is longer."""
+    shortest = shortest_spelling(codes)
+    if len(answer) <= len(shortest):
+        return None
+    ranges = [(int(a, 16), int(b, 16))
+              for a, b in regex.findall(r"\\u([0-9a-fA-F]{4})-\\u([0-9a-fA-F]{4})", answer)]
+    if any(first == last for first, last in ranges):
+        return ("a code point on its own is one escape, not a range from itself to itself: "
+                "\\u0041, not \\u0041-\\u0041.")
+    if any(last == first + 1 for first, last in ranges):
+        return ("a run of two is shorter as two escapes: \\u0041\\u0042 has 12 characters, "
+                "the range \\u0041-\\u0042 has 13.")
+    if any(last - first >= 2 for first, last in _runs(codes)) and len(ranges) < shortest.count("-"):
+        return ("a run of three or more is shorter as a range: \\u0041-\\u0043 has 13 "
+                "characters, three escapes have 18.")
+    return (f"your class has {len(answer)} characters, the shortest has {len(shortest)}: "
+            "write each run the shorter way.")
+
+
 def check_spell_out(candidate: Callable[[list[int]], Any]) -> bool:
-    """``candidate(codes)`` must spell the inside of a class ``re`` reads as exactly ``codes``."""
+    """``candidate(codes)`` must spell the inside of a class ``re`` reads as exactly ``codes``,
+    no longer than :func:`shortest_spelling` (any class that short is right)."""
     for what, codes, members in spell_out_cases():
         answer, error = attempt(candidate, list(codes))
         if error:
             hint = 'an empty list has no runs: return "".' if not codes else "see the error."
             print(f"Not yet: spell_out({what}) raised {error}. Hint: {hint}")
             return False
-        mistake = None if answer == members else class_mistake(answer, codes, members is not None)
+        mistake = class_mistake(answer, codes, members is not None)
+        mistake = mistake or length_hint(answer, codes)
         if mistake:
             plain = isinstance(answer, str) and answer.isprintable()
             shown = f"'{answer}'" if plain else repr(answer)  # backslashes shown once
