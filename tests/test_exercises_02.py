@@ -253,7 +253,9 @@ def test_02_checks_accept_the_solutions(nb02, capsys, checker, solution):
 
 def test_02_pick_pair_check_accepts_another_right_answer(nb02, capsys):
     def sort_and_take_last(counts, vocab):
-        return sorted(counts, key=lambda p: (counts[p], vocab[p[0]], vocab[p[1]]))[-1]
+        occurring = sorted((p for p in counts if counts[p]),
+                           key=lambda p: (counts[p], vocab[p[0]], vocab[p[1]]))
+        return occurring[-1] if occurring else None
 
     assert_accepted(capsys, nb02["check_pick_pair"], (sort_and_take_last,))
 
@@ -270,3 +272,32 @@ def test_02_encode_check_gives_longest_match_and_leftmost_their_own_hints(nb02, 
     _, leftmost = verdict(capsys, nb02["check_encode"], encoder(lambda pairs, merges: pairs[0]))
     assert "longest" in longest and "longest" not in leftmost
     assert "leftmost" in leftmost and "leftmost" not in longest
+
+
+# pick_pair's twist: pairs left at count 0 by a trainer that updates its counts ------------
+
+
+def pick_without_none(counts, vocab):
+    return max(counts, key=lambda p: (counts[p], vocab[p[0]], vocab[p[1]]))  # the rule only
+
+
+def pick_none_only_when_empty(counts, vocab):
+    return pick_without_none(counts, vocab) if counts else None
+
+
+def pick_occurring_but_crash_when_none(counts, vocab):
+    occurring = {pair: n for pair, n in counts.items() if n > 0}
+    return pick_without_none(occurring, vocab)
+
+
+@pytest.mark.parametrize(
+    ("answer", "hint"),
+    [
+        (pick_without_none, "counts is empty"),
+        (pick_none_only_when_empty, "every count is 0"),
+        (pick_occurring_but_crash_when_none, "return None"),
+        (lambda counts, vocab: (0, 0) if not counts else pick_rightly(counts, vocab), "None"),
+    ],
+)
+def test_02_pick_pair_check_rejects_a_pick_when_no_pair_occurs(nb02, capsys, answer, hint):
+    assert_rejected(capsys, nb02["check_pick_pair"], (answer,), hint)

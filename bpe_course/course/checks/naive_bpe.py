@@ -97,8 +97,42 @@ def pick_pair_cases(seed: int = 4) -> list[tuple[dict, dict]]:
     return cases
 
 
+def zero_count_cases() -> list[tuple[dict, dict]]:
+    """Tables a trainer that updates its counts can leave: pairs at 0 among others, all at
+    0, or none at all."""
+    vocab = {i: bytes([i]) for i in range(256)} | {256: b"st"}
+    return [({(122, 122): 0, (97, 98): 2, (97, 99): 2}, vocab), ({}, vocab),
+            ({(122, 122): 0}, vocab), ({(122, 122): 0, (256, 97): 0}, vocab)]
+
+
+def pick_occurring(counts: dict, vocab: dict) -> tuple[int, int] | None:
+    """The package's rule over the pairs that still occur; None when none does."""
+    occurring = [pair for pair, count in counts.items() if count > 0]
+    return best_pair({pair: counts[pair] for pair in occurring}, vocab) if occurring else None
+
+
+def _zero_count_hint(candidate: Callable[[dict, dict], Any]) -> str | None:
+    """What goes wrong when pairs are at count 0 or missing; None if nothing does."""
+    for counts, vocab in zero_count_cases():
+        got, error = attempt(candidate, dict(counts), vocab)
+        expected = pick_occurring(counts, vocab)
+        if got == expected and not error:
+            continue
+        shown = f"pick_pair({counts}, vocab) gave {error or repr(got)}"
+        if not counts:
+            return (f"{shown}. Hint: counts is empty: no pair occurs, so there is nothing to "
+                    "merge; return None (max of nothing raises ValueError).")
+        if expected is None:
+            return (f"{shown}. Hint: every count is 0: those pairs no longer occur, so there "
+                    "is nothing to merge; return None.")
+        return (f"{shown}, the answer is {expected}. Hint: a pair at count 0 no longer "
+                "occurs: leave it out.")
+    return None
+
+
 def check_pick_pair(candidate: Callable[[dict, dict], Any]) -> bool:
-    """``candidate(counts, vocab)`` must pick by count, then by the pair's bytes."""
+    """``candidate(counts, vocab)`` must pick by count, then by the pair's bytes, and give
+    None when no pair occurs (ties are checked first, then counts of 0)."""
     cases = pick_pair_cases()
     answers = []
     for counts, vocab in cases:
@@ -109,6 +143,10 @@ def check_pick_pair(candidate: Callable[[dict, dict], Any]) -> bool:
             return False
     wrong = [(case, got) for case, got in zip(cases, answers) if got != best_pair(*case)]
     if not wrong:
+        zero_hint = _zero_count_hint(candidate)
+        if zero_hint:
+            print("Not yet: " + zero_hint)
+            return False
         print("Correct!")
         return True
     (counts, vocab), got = wrong[0]
