@@ -58,9 +58,29 @@ def change_english_cell(notebook: Path, cell_id: str, source: str) -> None:
 
 def test_a_translated_pair_has_no_problems(edition):
     assert list(zh_edition.problems(edition)) == []
-    built = nbformat.read(zh_edition.chinese_path(edition), as_version=4)
-    assert built.cells[0].source.startswith("# 词元")
-    assert 'print("词元数:", len(ids))' in built.cells[1].source
+    built = {cell.id: cell for cell in
+             nbformat.read(zh_edition.chinese_path(edition), as_version=4).cells}
+    assert built["intro"].source.startswith("# 词元")
+    assert 'print("词元数:", len(ids))' in built["count"].source
+
+
+def test_the_chinese_notebook_switches_the_checks_to_chinese_before_any_code(edition):
+    """One cell of the Chinese edition has no English counterpart: the one that makes the
+    exercise checks speak Chinese. It runs before the first code cell, never on a slide."""
+    cells = zh_edition.build(edition).cells
+    assert [cell.id for cell in cells] == ["intro", zh_edition.LANGUAGE_CELL_ID, "count"]
+    switch = cells[1]
+    assert switch.cell_type == "code" and 'use_language("zh-CN")' in switch.source
+    assert switch.metadata["slideshow"]["slide_type"] == "skip"
+    namespace: dict = {}
+    exec(switch.source, namespace)
+    from bpe_course.course.checks import harness
+    try:
+        assert harness.language() == "zh-CN"
+    finally:
+        harness.use_language("en")
+    english = nbformat.read(edition, as_version=4)
+    assert zh_edition.LANGUAGE_CELL_ID not in [cell.id for cell in english.cells]
 
 
 def test_a_changed_code_cell_in_one_edition_is_caught(edition):
@@ -83,8 +103,8 @@ def test_a_stale_code_translation_is_not_built(edition):
     """The English program changed: the Chinese notebook runs the new one, in English, until
     the cell is translated again (never yesterday's program)."""
     change_english_cell(edition, "count", CODE + "\nprint(ids)")
-    built = zh_edition.build(edition)
-    assert built.cells[1].source == CODE + "\nprint(ids)"
+    built = {cell.id: cell for cell in zh_edition.build(edition).cells}
+    assert built["count"].source == CODE + "\nprint(ids)"
 
 
 def test_a_new_markdown_cell_without_translation_is_caught(edition):

@@ -15,7 +15,9 @@ text of that cell and a short fingerprint of the English source it was translate
 
 ``python -m tools.zh_edition build`` writes ``notebooks/zh-CN/NN_name.ipynb``: the English
 notebook with each translated cell's source replaced (markdown wholly; code cells only where
-they print or explain something in words), outputs cleared; ``run`` (``make zh``) also runs
+they print or explain something in words), outputs cleared, and one cell added before the
+first code cell that switches the exercise checks to Chinese (``use_language("zh-CN")``);
+``run`` (``make zh``) also runs
 them, so their outputs are stored as the English ones are. ``python -m tools.zh_edition
 check`` lists everything that has drifted:
 
@@ -57,6 +59,17 @@ CODE_FENCE = re.compile(r"\A```python\n(?P<code>.*)\n```\Z", re.S)
 
 #: The glossary: one row per term, ``| English | 中文 | 不用 |``.
 GLOSSARY = CHINESE / "GLOSSARY.md"
+
+#: The one cell of a Chinese notebook with no English counterpart: it makes the exercise
+#: checks (bpe_course.course.checks.harness) print their verdicts in Chinese. ``build`` puts
+#: it before the first code cell; it is not shown on slides.
+LANGUAGE_CELL_ID = "zh-language"
+LANGUAGE_CELL = (
+    "# 中文版独有的单元格：让练习检查用中文给出结论（正确！/ 还差一点：…）。\n"
+    "from bpe_course.course.checks.harness import use_language\n"
+    "\n"
+    'use_language("zh-CN")'
+)
 
 #: Chinese characters (CJK Unified Ideographs and Extension A).
 HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
@@ -247,7 +260,7 @@ def problems(notebook: Path) -> Iterator[str]:
 
 def build(notebook: Path) -> nbformat.NotebookNode:
     """The Chinese notebook's cells: the English ones, translated where a current translation
-    exists.
+    exists, and :data:`LANGUAGE_CELL` before the first code cell.
 
     A translation made from another English text than today's is not used (the cell stays
     English until it is translated again, and ``check`` says so): a stale code cell would run
@@ -263,6 +276,12 @@ def build(notebook: Path) -> nbformat.NotebookNode:
         if cell.cell_type == "code":
             cell.outputs = []
             cell.execution_count = None
+    first_code = next((i for i, cell in enumerate(nb.cells) if cell.cell_type == "code"), None)
+    if first_code is not None:
+        switch = nbformat.v4.new_code_cell(LANGUAGE_CELL)
+        switch.id = LANGUAGE_CELL_ID
+        switch.metadata = {"slideshow": {"slide_type": "skip"}, "tags": ["zh-edition"]}
+        nb.cells.insert(first_code, switch)
     return nb
 
 
