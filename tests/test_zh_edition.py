@@ -162,3 +162,85 @@ def test_comments_and_strings_may_differ_but_nothing_else():
     assert shape('f"{x} tokens"') != shape('f"{y} 个词元"')
     assert shape("print(len(ids))") != shape("print(len(ids) + 1)")
     assert shape("%timeit f()") != shape("%timeit g()")
+
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def test_the_chinese_readme_and_guide_are_checked_against_the_glossary(tmp_path, monkeypatch):
+    monkeypatch.setattr(zh_edition, "ROOT", tmp_path)
+    monkeypatch.setattr(zh_edition, "ENGLISH", tmp_path / "notebooks")
+    monkeypatch.setattr(zh_edition, "CHINESE", tmp_path / "notebooks" / "zh-CN")
+    monkeypatch.setattr(zh_edition, "GLOSSARY", REPO / "notebooks" / "zh-CN" / "GLOSSARY.md")
+    (tmp_path / "notebooks" / "zh-CN").mkdir(parents=True)
+    (tmp_path / "README.md").write_text("# x\n\nEnglish | [简体中文](README.zh-CN.md)\n")
+    (tmp_path / "README.zh-CN.md").write_text("# x\n\n[English](README.md)\n\n分词器切出词元。\n")
+    guide = tmp_path / "notebooks" / "zh-CN" / "INSTRUCTORS.md"
+    guide.write_text("# 讲师指南\n\n每个令牌都是一个整数。\n")
+    found = list(zh_edition.document_problems())
+    assert found == ["notebooks/zh-CN/INSTRUCTORS.md:3: '令牌': the glossary says '词元'"], found
+    (tmp_path / "README.md").write_text("# x\n\n" + "\n" * 5 + "[简体中文](README.zh-CN.md)\n")
+    guide.unlink()
+    found = list(zh_edition.document_problems())
+    assert "notebooks/zh-CN/INSTRUCTORS.md is missing" in found
+    assert "README.md: its first 5 lines do not link README.zh-CN.md" in found
+
+
+def test_the_chinese_guide_keeps_the_english_guides_minutes(tmp_path, monkeypatch):
+    """The English guide's table gets new minutes: the Chinese one must follow (rows copied)."""
+    monkeypatch.setattr(zh_edition, "ROOT", tmp_path)
+    monkeypatch.setattr(zh_edition, "ENGLISH", tmp_path / "notebooks")
+    monkeypatch.setattr(zh_edition, "CHINESE", tmp_path / "notebooks" / "zh-CN")
+    (tmp_path / "notebooks" / "zh-CN").mkdir(parents=True)
+    english = (REPO / "notebooks" / "INSTRUCTORS.md").read_text(encoding="utf-8")
+    chinese = (REPO / "notebooks" / "zh-CN" / "INSTRUCTORS.md").read_text(encoding="utf-8")
+    (tmp_path / "notebooks" / "INSTRUCTORS.md").write_text(english, encoding="utf-8")
+    (tmp_path / "notebooks" / "zh-CN" / "INSTRUCTORS.md").write_text(chinese, encoding="utf-8")
+    assert not [p for p in zh_edition.document_problems() if "minutes table" in p]
+    assert len(zh_edition.minutes_rows(tmp_path / "notebooks" / "INSTRUCTORS.md")) >= 9
+    row = "| 02_naive_bpe | 39 |"
+    assert row in english
+    (tmp_path / "notebooks" / "INSTRUCTORS.md").write_text(
+        english.replace(row, "| 02_naive_bpe | 41 |"), encoding="utf-8")
+    found = [p for p in zh_edition.document_problems() if "minutes table" in p]
+    assert found == ["notebooks/zh-CN/INSTRUCTORS.md: its minutes table is not the English "
+                     "guide's: copy the rows of notebooks/INSTRUCTORS.md's table (only the "
+                     "header differs)"]
+
+
+def test_the_real_chinese_documents_follow_the_glossary_and_link_each_other():
+    assert list(zh_edition.document_problems()) == []
+
+
+def test_what_the_chinese_readme_names_exists():
+    """Every make target, module, file and command the Chinese README names is real."""
+    import importlib
+    import re
+
+    text = (REPO / "README.zh-CN.md").read_text(encoding="utf-8")
+    makefile = (REPO / "Makefile").read_text(encoding="utf-8")
+    targets = set(re.findall(r"^([\w-]+):", makefile, re.M))
+    for target in re.findall(r"\bmake ([\w-]+)", text):
+        assert target in targets, f"make {target}"
+    for module in re.findall(r"python -m ([\w.]+)", text):
+        assert importlib.util.find_spec(module), module
+    for dotted in re.findall(r"`(bpe_course(?:\.\w+)+)", text):
+        parts = dotted.split(".")
+        for cut in range(len(parts), 0, -1):  # the longest importable prefix, then attributes
+            try:
+                thing = importlib.import_module(".".join(parts[:cut]))
+                break
+            except ModuleNotFoundError:
+                continue
+        for name in parts[cut:]:
+            thing = getattr(thing, name)
+    for path in re.findall(r"`((?:bpe_course|tests|tools|data|notebooks)/[\w./*-]+)`", text):
+        if "NN" not in path and "名字" not in path:
+            assert list(REPO.glob(path)), path
+    for link in re.findall(r"\]\(([^)#]+)", text):
+        if not link.startswith("notebooks/zh-CN/") or not link.endswith(".ipynb"):
+            assert (REPO / link).exists(), link
+    harness = importlib.import_module("bpe_course.course.checks.harness")
+    for name in re.findall(r"`(\w+)\(", text):
+        if name in ("use_language", "not_yet"):
+            assert hasattr(harness, name), name

@@ -26,7 +26,10 @@ check`` lists everything that has drifted:
 - a translated code cell that is another program than the English one (only comments and
   string literals may differ);
 - a translation for a cell that no longer exists;
-- a Chinese notebook that is not what ``build`` would write now.
+- a Chinese notebook that is not what ``build`` would write now;
+- a rendering the glossary rules out in a translation, ``README.zh-CN.md`` or the Chinese
+  instructor guide (``notebooks/zh-CN/INSTRUCTORS.md``), and READMEs that do not link each
+  other in their first lines.
 
 ``tests/test_zh_edition.py`` runs the same check, so ``make test`` fails on any drift.
 """
@@ -213,6 +216,39 @@ def glossary_problems(path: Path) -> Iterator[str]:
                 yield f"{path.relative_to(ROOT)}:{number}: {variant!r}: the glossary says {term!r}"
 
 
+def chinese_documents() -> list[Path]:
+    """The Chinese texts beside the notebooks' translations: the README and the guide."""
+    return [ROOT / "README.zh-CN.md", CHINESE / "INSTRUCTORS.md"]
+
+
+def minutes_rows(guide: Path) -> list[str]:
+    """The rows of an instructor guide's minutes table (one per notebook, as
+    ``python -m tools.course_stats`` prints them); both guides hold the same rows."""
+    text = guide.read_text(encoding="utf-8")
+    return re.findall(r"^\| \d\d\w*_\w+ \|.*$", text, re.M)
+
+
+def document_problems() -> Iterator[str]:
+    """A Chinese document that is missing or breaks the glossary, a Chinese guide whose
+    minutes table is not the English one's, and READMEs that do not link each other in their
+    first lines."""
+    for path in chinese_documents():
+        if not path.exists():
+            yield f"{path.relative_to(ROOT)} is missing"
+        elif GLOSSARY.exists():
+            yield from glossary_problems(path)
+    english, chinese = ENGLISH / "INSTRUCTORS.md", CHINESE / "INSTRUCTORS.md"
+    if english.exists() and chinese.exists() and minutes_rows(english) != minutes_rows(chinese):
+        yield (f"{chinese.relative_to(ROOT)}: its minutes table is not the English guide's: "
+               f"copy the rows of {english.relative_to(ROOT)}'s table (only the header differs)")
+    pair = [(ROOT / "README.md", "README.zh-CN.md"), (ROOT / "README.zh-CN.md", "README.md")]
+    for readme, other in pair:
+        if readme.exists():
+            head = "\n".join(readme.read_text(encoding="utf-8").splitlines()[:5])
+            if f"]({other})" not in head:
+                yield f"{readme.relative_to(ROOT)}: its first 5 lines do not link {other}"
+
+
 def problems(notebook: Path) -> Iterator[str]:
     """Every way the Chinese edition of ``notebook`` has drifted from the English one."""
     path = translation_path(notebook)
@@ -329,6 +365,7 @@ def main(argv: list[str] | None = None) -> int:
             print(target.relative_to(ROOT))
         return 0
     found = [problem for notebook in english_notebooks() for problem in problems(notebook)]
+    found += document_problems()
     print("\n".join(found) or "the Chinese edition matches the English one")
     return 1 if found else 0
 
