@@ -160,6 +160,8 @@ def test_comments_and_strings_may_differ_but_nothing_else():
     assert shape('print("a")  # b') == shape("print('甲')  # 乙")
     assert shape('f"{x} tokens"') == shape('f"{x} 个词元"')
     assert shape('f"{x} tokens"') != shape('f"{y} 个词元"')
+    assert shape("""f"{'tokens':12}" """) == shape("""f"{'词元数':12}" """)  # a literal inside
+    assert shape("""f"{'tokens':12}" """) != shape("""f"{'词元数':9}" """)  # the width is code
     assert shape("print(len(ids))") != shape("print(len(ids) + 1)")
     assert shape("%timeit f()") != shape("%timeit g()")
 
@@ -244,3 +246,18 @@ def test_what_the_chinese_readme_names_exists():
     for name in re.findall(r"`(\w+)\(", text):
         if name in ("use_language", "not_yet"):
             assert hasattr(harness, name), name
+
+
+def test_build_writes_into_another_folder_when_asked(edition, tmp_path, capsys):
+    out = tmp_path / "elsewhere"
+    assert zh_edition.main(["build", "--out", str(out), edition.stem]) == 0
+    built = nbformat.read(out / edition.name, as_version=4)
+    assert built.cells[0].source.startswith("# 词元")
+    assert str(out / edition.name) in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        zh_edition.main(["build", "99_nothing"])
+    assert "99_nothing: no such notebook" in capsys.readouterr().err
+    (tmp_path / "a_file").write_text("x")
+    with pytest.raises(SystemExit):
+        zh_edition.main(["build", "--out", str(tmp_path / "a_file")])
+    assert "not a folder" in capsys.readouterr().err

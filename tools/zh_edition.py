@@ -164,6 +164,8 @@ def string_shape(literal: str) -> str:
 
     >>> string_shape('f"{len(ids):,} tokens"') == string_shape("f'{len(ids):,} 个词元'")
     True
+    >>> string_shape('''f"{'tokens':>12}"''') == string_shape('''f"{'词元':>12}"''')
+    True
     """
     prefix = re.match(r"[A-Za-z]*", literal).group().lower()
     if "f" not in prefix:
@@ -172,7 +174,12 @@ def string_shape(literal: str) -> str:
         node = ast.parse(literal, mode="eval").body
     except SyntaxError:
         return literal
-    fields = [ast.dump(part) for part in ast.walk(node) if isinstance(part, ast.FormattedValue)]
+    fields = []
+    for part in [part for part in ast.walk(node) if isinstance(part, ast.FormattedValue)]:
+        for inner in ast.walk(part.value):  # a string inside the braces is words too
+            if isinstance(inner, ast.Constant) and isinstance(inner.value, str):
+                inner.value = "<string>"
+        fields.append(ast.dump(part))
     return prefix + "<string>" + "|".join(fields)
 
 
@@ -321,10 +328,11 @@ def build(notebook: Path) -> nbformat.NotebookNode:
     return nb
 
 
-def write_built(notebook: Path) -> Path:
-    """Write the Chinese notebook of ``notebook``, keeping the outputs of cells whose source
-    is unchanged (so rebuilding after a wording change does not lose every output)."""
-    target = chinese_path(notebook)
+def write_built(notebook: Path, out: Path | None = None) -> Path:
+    """Write the Chinese notebook of ``notebook`` (into ``out``, else ``notebooks/zh-CN/``),
+    keeping the outputs of cells whose source is unchanged (so rebuilding after a wording
+    change does not lose every output)."""
+    target = chinese_path(notebook) if out is None else out / notebook.name
     built = build(notebook)
     if target.exists():
         old = {cell.id: cell for cell in nbformat.read(target, as_version=4).cells}
@@ -355,14 +363,25 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.zh_edition", description=__doc__)
     parser.add_argument("command", choices=["build", "run", "check"])
     parser.add_argument("notebooks", nargs="*", help="stems to build or run (default: all)")
-    args = parser.parse_args(argv)
+    parser.add_argument("--out", type=Path, metavar="DIR",
+                        help="build or run into DIR instead of notebooks/zh-CN/ (for a look at "
+                        "the Chinese notebooks or their slides without touching the committed "
+                        "ones); check ignores it")
+    args = parser.parse_intermixed_args(argv)  # `run --out DIR 00_x 01_y` as well
+    known = {nb.stem for nb in english_notebooks()}
+    unknown = [stem for stem in args.notebooks if stem not in known]
+    if unknown:
+        parser.error(f"{unknown[0]}: no such notebook in {ENGLISH.relative_to(ROOT)}/ "
+                     f"(one of {', '.join(sorted(known))})")
+    if args.out is not None and args.out.exists() and not args.out.is_dir():
+        parser.error(f"--out {args.out}: not a folder")
     chosen = [nb for nb in english_notebooks() if not args.notebooks or nb.stem in args.notebooks]
     if args.command in ("build", "run"):
         for notebook in chosen:
-            target = write_built(notebook)
+            target = write_built(notebook, args.out)
             if args.command == "run":
                 execute(target)
-            print(target.relative_to(ROOT))
+            print(target)
         return 0
     found = [problem for notebook in english_notebooks() for problem in problems(notebook)]
     found += document_problems()
