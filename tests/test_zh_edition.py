@@ -72,9 +72,12 @@ def test_the_chinese_notebook_switches_the_checks_to_chinese_before_any_code(edi
     switch = cells[1]
     assert switch.cell_type == "code" and 'use_language("zh-CN")' in switch.source
     assert switch.metadata["slideshow"]["slide_type"] == "skip"
-    namespace: dict = {}
-    exec(switch.source, namespace)
+    import matplotlib
+
     from bpe_course.course.checks import harness
+
+    with matplotlib.rc_context():  # the cell also sets the plots' fonts
+        exec(switch.source, {})
     try:
         assert harness.language() == "zh-CN"
     finally:
@@ -261,3 +264,29 @@ def test_build_writes_into_another_folder_when_asked(edition, tmp_path, capsys):
     with pytest.raises(SystemExit):
         zh_edition.main(["build", "--out", str(tmp_path / "a_file")])
     assert "not a folder" in capsys.readouterr().err
+
+
+def test_the_switch_cell_draws_chinese_plot_labels_in_a_chinese_font():
+    """Matplotlib's default font has no Han characters: without the switch cell every Chinese
+    label and title is a row of boxes (and a 'Glyph ... missing' warning)."""
+    import warnings
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib import font_manager
+
+    installed = {font.name for font in font_manager.fontManager.ttflist}
+    if not installed & {"Noto Sans CJK SC", "Source Han Sans SC", "WenQuanYi Zen Hei"}:
+        pytest.skip("no Chinese font installed (Debian: apt-get install fonts-noto-cjk)")
+    with matplotlib.rc_context(), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        exec(zh_edition.LANGUAGE_CELL, {})
+        fig, ax = plt.subplots()
+        ax.set_ylabel("每个字符的字节数")
+        fig.canvas.draw()
+        plt.close(fig)
+    from bpe_course.course.checks import harness
+    harness.use_language("en")
+    assert not [w for w in caught if "missing from font" in str(w.message)], caught

@@ -64,15 +64,23 @@ CODE_FENCE = re.compile(r"\A```python\n(?P<code>.*)\n```\Z", re.S)
 GLOSSARY = CHINESE / "GLOSSARY.md"
 
 #: The one cell of a Chinese notebook with no English counterpart: it makes the exercise
-#: checks (bpe_course.course.checks.harness) print their verdicts in Chinese. ``build`` puts
-#: it before the first code cell; it is not shown on slides.
+#: checks (bpe_course.course.checks.harness) print their verdicts in Chinese, and gives the
+#: plots' Chinese labels a Chinese font (matplotlib's default has no Han characters, so they
+#: would be boxes). ``build`` puts it before the first code cell; it is not shown on slides.
 LANGUAGE_CELL_ID = "zh-language"
-LANGUAGE_CELL = (
-    "# 中文版独有的单元格：让练习检查用中文给出结论（正确！/ 还差一点：…）。\n"
-    "from bpe_course.course.checks.harness import use_language\n"
-    "\n"
-    'use_language("zh-CN")'
-)
+LANGUAGE_CELL = """\
+# 中文版独有的单元格：练习检查用中文给出结论（正确！/ 还差一点：…），
+# 图里的中文用本机装有的中文字体（一个都没有的话，中文会显示成方框）。
+import matplotlib.pyplot as plt
+from matplotlib import font_manager
+
+from bpe_course.course.checks.harness import use_language
+
+use_language("zh-CN")
+CHINESE_FONTS = ["Noto Sans CJK SC", "Source Han Sans SC", "PingFang SC", "Microsoft YaHei",
+                 "SimHei", "WenQuanYi Zen Hei"]
+installed = {font.name for font in font_manager.fontManager.ttflist}
+plt.rcParams["font.family"] = ["DejaVu Sans"] + [f for f in CHINESE_FONTS if f in installed]"""
 
 #: Chinese characters (CJK Unified Ideographs and Extension A).
 HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
