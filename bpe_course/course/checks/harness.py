@@ -35,9 +35,9 @@ Chinese. A checker's own hint follows when it gives a Chinese one (``not_yet(...
 a hint written only in English stays English, after the Chinese words around it:
 
 >>> use_language("zh-CN")
->>> def halve(x):
+>>> def off_by_one(x):
 ...     return x + 1
->>> check_exercise(halve, double, check_double) is double
+>>> check_exercise(off_by_one, double, check_double) is double
 还差一点：double(21) 得到的是 22
 （在你的答案通过之前，后面的单元格用 `double`。）
 True
