@@ -193,3 +193,69 @@ def test_rise_presents_a_notebook_live_and_offline(chromium):
     assert report.slides > 10
     assert report.ran_cell
     assert not report.problems, report.problems  # e.g. a theme that imports web fonts
+
+
+# The Chinese edition -----------------------------------------------------------------------
+
+
+def test_make_slides_builds_chinese_decks_only_when_chinese_notebooks_exist(tmp_path):
+    """``make slides`` and ``make check-slides`` (dry run, in a copy of the Makefile)."""
+    import shutil
+    import subprocess
+
+    if shutil.which("make") is None:
+        pytest.skip("make is not installed")
+    root = Path(__file__).resolve().parent.parent
+    shutil.copy(root / "Makefile", tmp_path / "Makefile")
+    (tmp_path / "notebooks" / "zh-CN" / "translations").mkdir(parents=True)
+    (tmp_path / "notebooks" / "zh-CN" / "translations" / "00_x.md").write_text("")
+
+    def commands() -> str:
+        done = ["-o", ".venv/.installed", "-o", "slides/node_modules/.installed"]
+        return subprocess.run(["make", "-n", *done, "check-slides"], cwd=tmp_path,
+                              capture_output=True, text=True, check=True).stdout
+
+    assert "zh-CN" not in commands()
+    (tmp_path / "notebooks" / "zh-CN" / "00_x.ipynb").write_text("{}")
+    made = commands()
+    assert ("tools.build_slides --lang zh-CN --out build/slides/zh-CN "
+            "notebooks/zh-CN/00_x.ipynb") in made
+    assert "build/slides/zh-CN/*.slides.html" in made
+
+
+def test_a_chinese_deck_says_it_is_chinese(tmp_path):
+    nb = new_notebook(cells=[cell("markdown", "# 词元\n\n分词器把文本切成词元。", "slide")])
+    nbformat.write(nb, tmp_path / "00_zh.ipynb")
+    deck = build_slides.build_deck(tmp_path / "00_zh.ipynb", tmp_path, "zh-CN")
+    page = deck.read_text(encoding="utf-8")
+    assert '<html lang="zh-CN">' in page and "分词器把文本切成词元" in page
+    english = build_slides.build_deck(tmp_path / "00_zh.ipynb", tmp_path / "..", "en")
+    assert '<html lang="en">' in english.read_text(encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def chinese_decks(browser_ready, tmp_path_factory) -> list[Path]:
+    """The Chinese notebooks as ``make zh`` builds them, each code cell with its English
+    counterpart's outputs (running them all would take minutes), as decks."""
+    from tools import zh_edition
+
+    folder = tmp_path_factory.mktemp("zh")
+    notebooks = []
+    for english in zh_edition.english_notebooks():
+        outputs = {c.id: c.get("outputs", []) for c in nbformat.read(english, as_version=4).cells}
+        built = zh_edition.build(english)
+        for chinese in built.cells:
+            if chinese.cell_type == "code":
+                chinese.outputs = outputs.get(chinese.id, [])
+        nbformat.write(built, folder / english.name)
+        notebooks.append(folder / english.name)
+    return build_slides.build(notebooks, folder / "slides", "zh-CN")
+
+
+def test_every_chinese_slide_fits(chinese_decks):
+    from tools.check_slides import check_decks
+
+    reports = check_decks(chinese_decks)
+    assert len(reports) == len(NOTEBOOKS)
+    failures = "\n\n".join(report.table() for report in reports if not report.ok)
+    assert not failures, failures

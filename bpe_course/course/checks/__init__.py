@@ -3,6 +3,7 @@
 Each notebook's exercise cell is followed by one visible line, for example
 ``check_exercise(pick_pair, solution_pick_pair, check_pick_pair)``. The checker behind that
 line runs the learner's answer on traps and real text and prints ``Correct!`` or a hint
-that names the actual mistake. The checkers are the course's answers in disguise, so they
+that names the actual mistake (in the Chinese edition ``正确！`` or ``还差一点：...``, see
+:func:`.harness.use_language`). The checkers are the course's answers in disguise, so they
 live here, one module per notebook, and :mod:`.harness` holds what every notebook shares.
 """
