@@ -44,6 +44,8 @@ ORDER = [
     "formats.rankbpe", "formats.hf_json", "formats.sentencepiece", "models",
     "tiktoken_encoding", "encodings",
     "course.data", "course.viz", "course.checks.harness",
+    "course.checks.fast_training", "course.checks.openai_files",
+    "course.checks.encoding_in_practice", "course.checks.build_your_own",
     "app.terminal", "app.cli",
 ]
 

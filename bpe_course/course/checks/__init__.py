@@ -4,5 +4,7 @@ Each notebook's exercise cell is followed by one visible line, for example
 ``check_exercise(pick_pair, solution_pick_pair, check_pick_pair)``. The checker behind that
 line runs the learner's answer on traps and real text and prints ``Correct!`` or a hint
 that names the actual mistake. The checkers are the course's answers in disguise, so they
-live here, one module per notebook, and :mod:`.harness` holds what every notebook shares.
+live here, one module per notebook, and :mod:`.harness` holds what every notebook shares:
+:mod:`.fast_training` (04), :mod:`.openai_files` (05), :mod:`.encoding_in_practice` (06) and
+:mod:`.build_your_own` (06b, the tokenizer class).
 """
