@@ -142,3 +142,10 @@ def test_comments_and_strings_may_differ_but_nothing_else():
     assert shape('f"{x} tokens"') != shape('f"{y} 个词元"')
     assert shape("print(len(ids))") != shape("print(len(ids) + 1)")
     assert shape("%timeit f()") != shape("%timeit g()")
+
+
+def test_a_notebook_with_a_letter_after_its_number_is_part_of_the_edition(edition):
+    # 06b came out of splitting 06: it must be checked and built like the others
+    split = edition.with_name("00b_more_tokens.ipynb")
+    split.write_bytes(edition.read_bytes())
+    assert split in zh_edition.english_notebooks()

@@ -303,9 +303,10 @@ def check_encode_documents(candidate: Callable[..., Any]) -> bool:
                 raise
             except ValueError as error:
                 return not_yet(
-                    f"{enc.name}, documents {short(documents, 100)}: ValueError ({error}"[:200]
-                    + "...). tiktoken refuses text that contains a special token unless "
-                    "told; a document is text from outside: encode it as ordinary text"
+                    f"{enc.name}, documents {short(documents, 100)}: raised ValueError "
+                    f"({str(error).splitlines()[0]}). tiktoken refuses text that contains a "
+                    "special token unless told; a document is text from outside: encode it as "
+                    "ordinary text, and add the separators' ids yourself"
                 )
             except Exception as error:
                 return not_yet(f"{enc.name}, documents {short(documents, 100)}: raised {error!r}")
