@@ -293,3 +293,29 @@ def test_a_progress_bar_in_a_notebook_stores_its_finished_state(tmp_path):
              if output.get("output_type") == "display_data"]
     assert shown, nb.cells[0].outputs
     assert all("100%" in text and "50/50" in text for text in shown), shown
+
+
+def test_a_notebook_bar_left_to_the_garbage_collector_closes_quietly(tmp_path):
+    # tqdm closes a bar again when it is collected, after its weak references have died: the
+    # stored-output update must not run then (it raised ReferenceError inside a training cell)
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    pytest.importorskip("ipywidgets")
+    source = ("import gc\n"
+              "from bpe_course.speed.workers import progress_bar\n"
+              "bar = progress_bar(True, 5, 'merges', unit='merge')\n"
+              "bar.refresh()\n"
+              "bar.update(5)\n"
+              "del bar\n"
+              "gc.collect()\n"
+              "bar = progress_bar(True, 5, 'again')\n"
+              "with bar:\n"
+              "    bar.refresh()\n"
+              "    bar.update(5)\n"
+              "del bar\n"
+              "gc.collect()\n")
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source)])
+    nbclient.NotebookClient(nb, timeout=120, kernel_name="python3").execute()
+    errors = [output for output in nb.cells[0].outputs if output.get("output_type") == "error"
+              or "Error" in str(output.get("text", ""))]
+    assert not errors, errors

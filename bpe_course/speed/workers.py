@@ -69,9 +69,16 @@ def _bar_that_stores_its_end(notebook_bar: Any) -> Any:
             return result
 
         def close(self) -> None:
+            if self.disable:  # closed already (tqdm closes again when the bar is collected)
+                return
             super().close()
-            if self.shown is not None:
-                self.shown.update(self.container)
+            shown, self.shown = self.shown, None
+            try:
+                self.container.pbar.n  # noqa: B018 - a weak proxy: dead while being collected
+            except ReferenceError:
+                return
+            if shown is not None:
+                shown.update(self.container)
 
     return StoredBar
 
