@@ -46,6 +46,8 @@ ORDER = [
     "course.data", "course.viz", "course.checks.harness",
     "course.checks.why_tokenization", "course.checks.bytes_utf8", "course.checks.naive_bpe",
     "course.checks.pretokenization",
+    "course.checks.fast_training", "course.checks.openai_files",
+    "course.checks.encoding_in_practice", "course.checks.build_your_own",
     "app.terminal", "app.cli",
 ]
 

@@ -18,12 +18,12 @@ from test_exercises_02 import GIVEN_02
 from test_exercises_03 import GPT2_PARTS
 
 #: Every notebook of the course; each has exercises.
-ALL_NOTEBOOKS = sorted(path.stem for path in NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+ALL_NOTEBOOKS = sorted(path.stem for path in NOTEBOOKS.glob("[0-9][0-9]*_*.ipynb"))
 
 
 def test_every_notebook_has_its_exercise_tests():
     tests = NOTEBOOKS.parent / "tests"
-    assert len(ALL_NOTEBOOKS) == 9
+    assert len(ALL_NOTEBOOKS) == 10  # 00-08 and 06b
     for name in ALL_NOTEBOOKS:
         assert (tests / f"test_exercises_{name[:2]}.py").exists(), name
 

@@ -290,3 +290,9 @@ def test_the_switch_cell_draws_chinese_plot_labels_in_a_chinese_font():
     from bpe_course.course.checks import harness
     harness.use_language("en")
     assert not [w for w in caught if "missing from font" in str(w.message)], caught
+
+def test_a_notebook_with_a_letter_after_its_number_is_part_of_the_edition(edition):
+    # 06b came out of splitting 06: it must be checked and built like the others
+    split = edition.with_name("00b_more_tokens.ipynb")
+    split.write_bytes(edition.read_bytes())
+    assert split in zh_edition.english_notebooks()

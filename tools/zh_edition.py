@@ -102,7 +102,7 @@ def fingerprint(source: str) -> str:
 
 
 def english_notebooks() -> list[Path]:
-    return sorted(ENGLISH.glob("[0-9][0-9]_*.ipynb"))
+    return sorted(ENGLISH.glob("[0-9][0-9]*_*.ipynb"))
 
 
 def translation_path(notebook: Path) -> Path:
