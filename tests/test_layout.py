@@ -41,9 +41,10 @@ ORDER = [
     "safety.specials", "speed.streaming",
     "tiktoken_methods", "tokenizer",
     "formats.folder", "openai",
-    "formats.rankbpe", "formats.hf_json", "formats.sentencepiece", "models",
+    "formats.rankbpe", "formats.hf_json", "formats.sentencepiece", "formats.arrays", "models",
     "tiktoken_encoding", "encodings",
     "course.data", "course.viz", "course.checks.harness",
+    "course.checks.wild", "course.checks.open_models",
     "app.terminal", "app.cli",
 ]
 
