@@ -59,9 +59,10 @@ def main(argv: list[str] | None = None) -> int:
         out = {side: os.path.join(folder, f"{name}-{side}.npy") for side in ("1", "all", "tt")}
         (one, _), (every, result), (theirs, _) = best_times(
             args.repeat,
-            (lambda _: encode_to_array(ours, paths, out["1"], num_processes=1), lambda: None),
-            (lambda _: encode_to_array(ours, paths, out["all"]), lambda: None),
-            (lambda _: tiktoken_prepare(peer, paths, out["tt"]), lambda: None),
+            (lambda _, t=ours, o=out: encode_to_array(t, paths, o["1"], num_processes=1),
+             lambda: None),
+            (lambda _, t=ours, o=out: encode_to_array(t, paths, o["all"]), lambda: None),
+            (lambda _, t=peer, o=out: tiktoken_prepare(t, paths, o["tt"]), lambda: None),
         )
         expected = np.load(out["tt"]).tolist()
         for side in ("1", "all"):

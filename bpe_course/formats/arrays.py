@@ -83,10 +83,10 @@ def choose_dtype(max_id: int, dtype: str | None = None) -> str:
 
     >>> choose_dtype(50_256), choose_dtype(65_535), choose_dtype(100_276)
     ('uint16', 'uint16', 'uint32')
-    >>> choose_dtype(100_276, "uint16")
+    >>> choose_dtype(100_276, "uint16")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: uint16 holds ids up to 65,535, but this tokenizer's go up to 100,276: use uint32 (or leave the dtype to be chosen)
+    ValueError: uint16 holds ids up to 65,535, but this tokenizer's go up to 100,276: use uint32...
     """
     if dtype is not None:
         name = getattr(dtype, "__name__", None) or str(dtype)
