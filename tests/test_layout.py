@@ -44,7 +44,7 @@ ORDER = [
     "formats.rankbpe", "formats.hf_json", "formats.sentencepiece", "formats.arrays", "models",
     "tiktoken_encoding", "encodings",
     "course.data", "course.viz", "course.checks.harness",
-    "course.checks.wild", "course.checks.open_models",
+    "course.checks.wild", "course.checks.open_models", "course.checks.tokens_for_models",
     "app.terminal", "app.cli",
 ]
 

@@ -8,4 +8,6 @@ live here, one module per notebook, and :mod:`.harness` holds what every noteboo
 
 - :mod:`.wild`: notebook 07, o200k_base's rule for words and SentencePiece pieces decoded
 - :mod:`.open_models`: notebook 08, a loader for Qwen 2.5 checked against Qwen's library
+- :mod:`.tokens_for_models`: notebook 09, a vocabulary's parameters, a token file's dtype, and
+  a chat prompt no message can forge
 """
