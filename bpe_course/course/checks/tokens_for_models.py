@@ -50,7 +50,8 @@ def parameters_hint(case: tuple[int, int, bool, int], got: Any, expected: int) -
                 "layer: count it once" if tied else "an untied model has two matrices, the "
                 "embedding and the output layer, each rows x d_model"))
     if got == n_vocab * d_model * matrices:
-        return f"{said}: round n_vocab up to a multiple of `multiple` first ({n_vocab:,} -> {rows:,})"
+        return (f"{said}: round n_vocab up to a multiple of `multiple` first "
+                f"({n_vocab:,} -> {rows:,})")
     if got == n_vocab // multiple * multiple * d_model * matrices:
         return f"{said}: round up, not down: no id may lose its row ({n_vocab:,} -> {rows:,})"
     if got == (n_vocab // multiple + 1) * multiple * d_model * matrices:
@@ -63,8 +64,7 @@ def check_vocab_parameters(candidate: Callable[..., Any]) -> bool:
     """Print Correct! or a hint about the mistake; True when ``candidate`` is right."""
     for case in PARAMETER_CASES:
         expected = reference_vocab_parameters(*case)
-        n_vocab, d_model, tied, multiple = case
-        got, error = attempt(lambda: candidate(n_vocab, d_model, tied=tied, multiple=multiple))
+        got, error = attempt(candidate, *case)
         if error:
             return not_yet(f"vocab_parameters{case} raised {error}")
         if got == expected and not isinstance(got, int):
