@@ -83,7 +83,8 @@ def _shown(cell) -> bool:
 def functions_built(source: str) -> int:
     """Functions and methods a solution defines (a class counts its methods).
 
-    >>> functions_built("def a():\\n    pass\\nclass B:\\n    def c(self): ...\\n    def d(self): ...")
+    >>> source = "def a():\\n    pass\\nclass B:\\n    def c(self): ...\\n    def d(self): ..."
+    >>> functions_built(source)
     3
     """
     try:
