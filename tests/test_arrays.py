@@ -151,6 +151,8 @@ def test_bad_inputs_are_named(tok, tmp_path):
     with pytest.raises(ValueError, match="bad.txt: not valid UTF-8 at byte offset 3"):
         encode_to_array(tok, [bad], tmp_path / "t.npy")
     assert not (tmp_path / "t.npy").exists()
+    with pytest.raises(IsADirectoryError, match="is a folder; give the name of a file"):
+        encode_to_array(tok, [bad], tmp_path)
 
 
 def test_the_command_line_writes_the_array(tok, files, tmp_path, capsys):
@@ -185,3 +187,18 @@ def test_the_progress_bar_ends_at_the_bytes_read(tok, files, tmp_path, capsys):
     encode_to_array(tok, files, tmp_path / "t.npy", progress=True)
     total = sum(len(text.encode()) for text in TEXTS)
     assert f"{total / 1000:.2f}k/{total / 1000:.2f}k" in capsys.readouterr().err
+
+
+def test_the_command_line_names_what_is_wrong(files, tmp_path, capsys):
+    out = str(tmp_path / "t.npy")
+    assert main(["encode", "--tokenizer", "gpt2", "--dtype", "uint16", files[0]]) == 2
+    assert "--dtype, --no-separator, --processes and --quiet go with --output" in (
+        capsys.readouterr().err)
+    assert main(["encode", "--tokenizer", "gpt2", "--output", out]) == 2
+    assert "--output needs the text files to encode" in capsys.readouterr().err
+    assert main(["encode", "--tokenizer", "gpt2", "--output", out, str(tmp_path / "no.txt")]) == 2
+    assert f"input file not found: {tmp_path / 'no.txt'}" in capsys.readouterr().err
+    assert main(["encode", "--tokenizer", "gpt2", "--output", out, "--processes", "0",
+                 files[0]]) == 2
+    assert "--processes: num_processes must be at least 1, got 0" in capsys.readouterr().err
+    assert not os.path.exists(out)
