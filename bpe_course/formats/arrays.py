@@ -127,24 +127,31 @@ def text_pieces(blocks: Iterable[str], rule: Any, piece_chars: int = PIECE_CHARS
     """The text of ``blocks`` in pieces of about ``piece_chars``, each ending where ``rule``
     allows a cut, so that encoding the pieces one by one gives the ids of the whole text.
 
-    Without a rule (a pattern nothing is proven about) the text is one piece.
+    Without a rule (a pattern nothing is proven about) the text is one piece. Text with no
+    safe place near its end (one long run of letters) is held until there is one; the text
+    held is joined again only once it has doubled, so holding stays linear in its length.
 
     >>> from bpe_course import GPT2_PATTERN
     >>> list(text_pieces(["one two", " three four"], safe_cut_regex(GPT2_PATTERN), 5))
     ['one', ' two three', ' four']
+    >>> blocks = ["x" * 4] * 5 + [" y"]  # no safe place until the end: one piece
+    >>> [len(piece) for piece in text_pieces(blocks, safe_cut_regex(GPT2_PATTERN), 3)]
+    [22]
     """
     parts: list[str] = []
     size = 0
+    wait_for = piece_chars
     for block in blocks:
         parts.append(block)
         size += len(block)
-        if rule is not None and size >= piece_chars:
+        if rule is not None and size >= wait_for:
             text = "".join(parts)
             cut = last_safe_cut(text, rule, CUT_REACH)
             if cut:
                 yield text[:cut]
                 text = text[cut:]
             parts, size = [text], len(text)
+            wait_for = max(piece_chars, 2 * size)
     text = "".join(parts)
     if text:
         yield text
