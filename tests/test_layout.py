@@ -41,13 +41,14 @@ ORDER = [
     "safety.specials", "speed.streaming",
     "tiktoken_methods", "tokenizer",
     "formats.folder", "openai",
-    "formats.rankbpe", "formats.hf_json", "formats.sentencepiece", "models",
+    "formats.rankbpe", "formats.hf_json", "formats.sentencepiece", "formats.arrays", "models",
     "tiktoken_encoding", "encodings",
     "course.data", "course.viz", "course.checks.harness",
     "course.checks.why_tokenization", "course.checks.bytes_utf8", "course.checks.naive_bpe",
     "course.checks.pretokenization",
     "course.checks.fast_training", "course.checks.openai_files",
     "course.checks.encoding_in_practice", "course.checks.build_your_own",
+    "course.checks.wild", "course.checks.open_models", "course.checks.tokens_for_models",
     "app.terminal", "app.cli",
 ]
 

@@ -23,7 +23,7 @@ ALL_NOTEBOOKS = sorted(path.stem for path in NOTEBOOKS.glob("[0-9][0-9]*_*.ipynb
 
 def test_every_notebook_has_its_exercise_tests():
     tests = NOTEBOOKS.parent / "tests"
-    assert len(ALL_NOTEBOOKS) == 10  # 00-08 and 06b
+    assert len(ALL_NOTEBOOKS) == 11  # 00-09 and 06b
     for name in ALL_NOTEBOOKS:
         assert (tests / f"test_exercises_{name[:2]}.py").exists(), name
 

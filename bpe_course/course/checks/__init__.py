@@ -8,5 +8,6 @@ that names the actual mistake (in the Chinese edition ``正确！`` or ``还差�
 live here, one module per notebook, and :mod:`.harness` holds what every notebook shares:
 :mod:`.why_tokenization` (00), :mod:`.bytes_utf8` (01), :mod:`.naive_bpe` (02),
 :mod:`.pretokenization` (03), :mod:`.fast_training` (04), :mod:`.openai_files` (05),
-:mod:`.encoding_in_practice` (06) and :mod:`.build_your_own` (06b, the tokenizer class).
+:mod:`.encoding_in_practice` (06), :mod:`.build_your_own` (06b, the tokenizer class),
+:mod:`.wild` (07), :mod:`.open_models` (08) and :mod:`.tokens_for_models` (09).
 """
