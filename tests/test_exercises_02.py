@@ -337,3 +337,18 @@ def test_02_pick_pair_check_rejects_a_pick_when_no_pair_occurs(nb02, capsys, ans
 )
 def test_02_checks_hint_in_chinese(nb02, capsys, checker, answer, hint):
     assert_rejected_in_chinese(capsys, nb02[checker], answer, hint)
+
+
+def test_02_checks_say_correct_in_chinese(nb02, capsys):
+    """The verdict goes through the harness, so the Chinese edition says 正确！, not Correct!."""
+    from bpe_course.course.checks import harness
+
+    before = harness._chosen
+    harness.use_language("zh-CN")
+    try:
+        for checker, solution in [("check_fives", ("solution_four_fives", "solution_five_fives")),
+                                  ("check_pick_pair", ("solution_pick_pair",))]:
+            passed, printed = verdict(capsys, nb02[checker], *(nb02[name] for name in solution))
+            assert passed is True and printed == "正确！\n", printed
+    finally:
+        harness._chosen = before
