@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from notebook_cells import assert_accepted, assert_rejected, run_cells
+from notebook_cells import assert_accepted, assert_rejected, assert_rejected_in_chinese, run_cells
 
 from bpe_course.course.checks import bytes_utf8
 
@@ -173,3 +173,28 @@ def test_01_utf8_encode_check_accepts_bit_arithmetic_with_a_helper(nb01, capsys)
         return bytes([(0xF00 >> length) & 0xFF | cp >> 6 * (length - 1)] + tail)
 
     assert_accepted(capsys, nb01["check_utf8_encode"], (encode_via_length,))
+
+
+# The Chinese edition: each checker's hints in Chinese.
+
+
+@pytest.mark.parametrize(
+    ("checker", "answer", "hint"),
+    [
+        ("utf8_length", length_edge_off_by_one, "U+0080 位于表格中 U+0080 到 U+07FF 的那一行"),
+        ("utf8_length", lambda cp: len(chr(cp).encode("utf-16-le")), "它在 UTF-16 中的长度"),
+        ("utf8_length", lambda cp: None, "实际得到 None"),
+        ("utf8_length", lambda cp: len(chr(cp).encode()), "用了 `.encode`"),
+        ("cut_at_boundary", cut_without_stepping_back, "你的切分把一个字符切开了"),
+        ("cut_at_boundary", cut_without_bounds, "data[limit] 不存在"),
+        ("cut_at_boundary", cut_stepping_forward, "最多只能有 `limit` 个字节"),
+        ("utf8_encode", encode_with(lambda b: b[:1] + b[:0:-1]), "延续字节的顺序反了"),
+        ("utf8_encode", lead_marker_always_two_bytes, "首字节以 3 个 1 和一个 0 开头"),
+        ("utf8_encode", lambda cp: chr(cp).encode("utf-16-be"), "这个码位要占 1 个字节"),
+        ("utf8_encode", encode_through_a_helper, "用了 `.encode`（在 `_to_bytes` 里面）"),
+        ("utf8_encode", encode_with_codecs, "用了 `codecs` 模块"),
+        ("utf8_encode", encode_bytes_constructor, "Python 自带的 UTF-8 编解码器"),
+    ],
+)
+def test_01_checks_hint_in_chinese(nb01, capsys, checker, answer, hint):
+    assert_rejected_in_chinese(capsys, nb01[f"check_{checker}"], (answer,), hint)

@@ -11,7 +11,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from notebook_cells import assert_accepted, assert_rejected, run_cells, verdict
+from notebook_cells import (
+    assert_accepted,
+    assert_rejected,
+    assert_rejected_in_chinese,
+    run_cells,
+    verdict,
+)
 
 import bpe_course
 from bpe_course.course.checks import naive_bpe
@@ -301,3 +307,48 @@ def pick_occurring_but_crash_when_none(counts, vocab):
 )
 def test_02_pick_pair_check_rejects_a_pick_when_no_pair_occurs(nb02, capsys, answer, hint):
     assert_rejected(capsys, nb02["check_pick_pair"], (answer,), hint)
+
+
+# The Chinese edition: each checker's hints in Chinese, the most common mistakes first.
+
+
+@pytest.mark.parametrize(
+    ("checker", "answer", "hint"),
+    [
+        ("check_fives", ([9, 9, 9], [9, 9, 5]), "这些出现互相重叠"),
+        ("check_fives", ([9, 9], [5, 9, 9]), "落单的是最后一个 5"),
+        ("check_pick_pair", (pick_by_ids,), "而不是它们的 id"),
+        ("check_pick_pair", (pick_by_joined_bytes,), "而不是把两者拼在一起"),
+        ("check_pick_pair", (pick_first_met,), "取决于字典的顺序"),
+        ("check_pick_pair", (pick_smallest,), "而不是最小的"),
+        ("check_pick_pair", (pick_without_none,), "counts 是空的"),
+        ("check_pick_pair", (pick_none_only_when_empty,), "所有计数都是 0"),
+        ("check_train", (trainer(pick_by_ids),), "而不是它们的 id"),
+        ("check_train", (trainer(pick_rightly, stop=False),), "就停下"),
+        ("check_train", (trainer(pick_rightly, replace=False),), "在各处全部替换"),
+        ("check_train", (trainer(pick_rightly, merge=merge_overlapping),), "重叠的字节对从左往右"),
+        ("check_encode", (encoder(lambda pairs, merges: pairs[0]),), "你先合并了最左边"),
+        ("check_encode", (encode_one_step,), "继续合并"),
+        ("check_encode", (encode_without_default_rank,), "给它 float('inf')"),
+        ("check_encode", (encode_longest_match,), "能匹配上的最长词元"),
+        ("check_words", ([b"lo", b"west"], NEWER), "b'lo' 不是词元"),
+        ("check_words", ([b"low", b"e", b"st"], NEWER), "仍然适用于你的答案"),
+    ],
+)
+def test_02_checks_hint_in_chinese(nb02, capsys, checker, answer, hint):
+    assert_rejected_in_chinese(capsys, nb02[checker], answer, hint)
+
+
+def test_02_checks_say_correct_in_chinese(nb02, capsys):
+    """The verdict goes through the harness, so the Chinese edition says 正确！, not Correct!."""
+    from bpe_course.course.checks import harness
+
+    before = harness._chosen
+    harness.use_language("zh-CN")
+    try:
+        for checker, solution in [("check_fives", ("solution_four_fives", "solution_five_fives")),
+                                  ("check_pick_pair", ("solution_pick_pair",))]:
+            passed, printed = verdict(capsys, nb02[checker], *(nb02[name] for name in solution))
+            assert passed is True and printed == "正确！\n", printed
+    finally:
+        harness._chosen = before

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 import regex
-from notebook_cells import assert_accepted, assert_rejected, run_cells
+from notebook_cells import assert_accepted, assert_rejected, assert_rejected_in_chinese, run_cells
 
 import bpe_course
 from bpe_course import GPT2_PATTERN, GPT4_PATTERN
@@ -299,3 +299,32 @@ def test_03_trailing_empty_piece_is_not_blamed_on_an_empty_split_pattern(nb03, c
 
     _, printed = verdict(capsys, nb03["check_split_on_specials"], split_by_findall)
     assert "empty pattern splits everywhere" not in printed and "findall" in printed, printed
+
+
+# The Chinese edition: each checker's hints in Chinese, the most common mistakes first.
+
+
+@pytest.mark.parametrize(
+    ("checker", "answer", "hint"),
+    [
+        ("check_pieces", ["We'll", *PIECES[2:]], "\"We'll\" 不止一个片段"),
+        ("check_pieces", ["We", "'", "ll", *PIECES[2:]], "太短了：缩约形式分支"),
+        ("check_pieces", [*PIECES[:3], " ", "$", *PIECES[4:]], "太短了：其他符号分支"),
+        ("check_pieces", PIECES + [""], "第 9 个片段是空字符串"),
+        ("check_pattern", with_numbers(r" ?\p{N}{3}"), "{3} 表示正好三个"),
+        ("check_pattern", with_numbers(r"\p{N}{1,3}"), "保留数字前面那个可有可无的空格"),
+        ("check_pattern", with_numbers(r" ?\d{1,3}"), r"\d 匹配不到"),
+        ("check_pattern", with_numbers(r" ?\p{N}{0,3}"), "有个分支可以什么都不匹配"),
+        ("check_split_on_specials", split_unescaped, "要把特殊词元转义"),
+        ("check_split_on_specials", split_in_given_order, "先试最长的特殊词元"),
+        ("check_split_on_specials", split_without_group, "捕获分组 (...)"),
+        ("check_split_on_specials", split_even_without_specials, "没有特殊词元时返回 [text]"),
+        ("check_spell_out", spell_without_the_last_run, "少了最后一段"),
+        ("check_spell_out", spell_merging_gaps_of_one, "哪怕只隔开一个码位"),
+        ("check_spell_out", spelling(lambda c: f"\\u{c:04d}"), "48 是 \\u0030"),
+        ("check_spell_out", spelling(hex_escape), "两个连续码位写成两个转义更短"),
+        ("check_spell_out", lambda codes: "".join(map(hex_escape, codes)), "写成范围更短"),
+    ],
+)
+def test_03_checks_hint_in_chinese(nb03, capsys, checker, answer, hint):
+    assert_rejected_in_chinese(capsys, nb03[checker], (answer,), hint)

@@ -7,7 +7,8 @@ how they were made, so once an answer gives the right bytes, :func:`encoder_call
 compiled code (and that of the functions it calls by name): a ``.encode`` attribute, the
 ``codecs`` module, or a string such as ``"utf-8"`` handed to ``bytes(...)`` is the shortcut.
 Reading the code, not monkeypatching ``str.encode``, keeps the check side-effect free (a
-builtin type's method cannot be replaced anyway).
+builtin type's method cannot be replaced anyway). Every hint has a Chinese version, said in
+the Chinese edition (``not_yet(hint, zh=...)``).
 
 >>> encoder_calls(lambda cp: chr(cp).encode())
 '`.encode`'
@@ -18,6 +19,7 @@ True
 from __future__ import annotations
 
 import random
+import re
 import types
 from collections.abc import Callable
 from typing import Any
@@ -68,6 +70,17 @@ def encoder_calls(function: Callable[..., Any], _seen: set[int] | None = None) -
     return None
 
 
+def _in_chinese(used: str) -> str:
+    """What :func:`encoder_calls` found, said in Chinese (the code in it stays as it is).
+
+    >>> _in_chinese("the `codecs` module (inside `_to_bytes`)")
+    '`codecs` 模块（在 `_to_bytes` 里面）'
+    """
+    said = used.replace("the `codecs` module", "`codecs` 模块")
+    said = said.replace("Python's own UTF-8 codec", "Python 自带的 UTF-8 编解码器")
+    return re.sub(r" \(inside (`[^`]*`)\)", r"（在 \1 里面）", said)
+
+
 def _forbidden(name: str, candidate: Callable[..., Any]) -> bool | None:
     """A hint, and False, when ``candidate`` gets its right answers from Python's codec."""
     used = encoder_calls(candidate)
@@ -75,7 +88,10 @@ def _forbidden(name: str, candidate: Callable[..., Any]) -> bool | None:
         return None
     return not_yet(f"your {name} gives the right answers, but it uses {used}: the exercise is "
                    "to build them from the table's bit patterns yourself, without Python's "
-                   "UTF-8 encoder.")
+                   "UTF-8 encoder.",
+                   zh=f"你的 {name} 答案都对，但它用了 {_in_chinese(used)}："
+                   "这个练习要你自己按表格里的位模式把结果算出来，"
+                   "不能借助 Python 自带的 UTF-8 编码器。")
 
 
 def code_point_cases(how_many: int = 500, seed: int = 1) -> list[int]:
@@ -94,10 +110,14 @@ def check_utf8_length(candidate: Callable[[int], int]) -> bool:
         if got != expected:
             first, last, _ = next(row for row in UTF8_ROWS if row[0] <= cp <= row[1])
             hint = f"U+{cp:04X} is in the table's row U+{first:04X} to U+{last:04X}"
+            zh = f"U+{cp:04X} 位于表格中 U+{first:04X} 到 U+{last:04X} 的那一行"
             if got == len(chr(cp).encode("utf-16-le")):
                 hint += " (you gave its length in UTF-16)"
+                zh += "（你给出的是它在 UTF-16 中的长度）"
             return not_yet(f"utf8_length(0x{cp:X}) should be {expected}, got "
-                           f"{error or repr(got)}. {hint}.")
+                           f"{error or repr(got)}. {hint}.",
+                           zh=f"utf8_length(0x{cp:X}) 应为 {expected}，实际得到 "
+                           f"{error or repr(got)}。{zh}。")
     forbidden = _forbidden("utf8_length", candidate)
     return correct() if forbidden is None else forbidden
 
@@ -107,24 +127,31 @@ def _random_text(rng: random.Random, length: int) -> str:
     return "".join(rng.choice("ab é ж 牛 € 🐂 ☕ \n") for _ in range(length))
 
 
-def _cut_hint(data: bytes, limit: int, got: Any, error: str | None, expected: bytes) -> str:
-    """Name the mistake behind a wrong cut."""
+def _cut_hint(data: bytes, limit: int, got: Any, error: str | None,
+              expected: bytes) -> tuple[str, str]:
+    """Name the mistake behind a wrong cut, in English and in Chinese."""
     if error and limit >= len(data):
-        return "data[limit] does not exist when limit >= len(data)."
+        return ("data[limit] does not exist when limit >= len(data).",
+                "当 limit >= len(data) 时，data[limit] 不存在。")
     if not isinstance(got, bytes):
-        return "Return bytes: a prefix data[:end]."
+        return "Return bytes: a prefix data[:end].", "请返回 bytes：一个前缀 data[:end]。"
     if not data.startswith(got):
-        return "Return a prefix of data: data[:end]."
+        return "Return a prefix of data: data[:end].", "请返回 data 的一个前缀：data[:end]。"
     if len(got) > limit:
-        return "The prefix may be at most `limit` bytes long."
+        return "The prefix may be at most `limit` bytes long.", "前缀最多只能有 `limit` 个字节。"
     if len(got) > len(expected):
-        return (f"Your cut splits a character: the first byte you drop, "
-                f"data[{len(got)}] = {data[len(got)]:#010b}, is a continuation byte "
-                "(0b10xxxxxx). Step back while it is.")
+        dropped = f"data[{len(got)}] = {data[len(got)]:#010b}"
+        return (f"Your cut splits a character: the first byte you drop, {dropped}, is a "
+                "continuation byte (0b10xxxxxx). Step back while it is.",
+                f"你的切分把一个字符切开了：你丢掉的第一个字节 {dropped} 是一个延续字节"
+                "（0b10xxxxxx）。只要它是延续字节，就往回退一步。")
     if len(expected) == len(data):
-        return "When limit >= len(data), all of data fits."
+        return ("When limit >= len(data), all of data fits.",
+                "当 limit >= len(data) 时，整个 data 都放得下。")
     return ("You cut off a whole character: a cut is fine when the first byte you drop, "
-            "data[end], starts a character. Look at data[end], not data[end - 1].")
+            "data[end], starts a character. Look at data[end], not data[end - 1].",
+            "你切掉了一个完整的字符：只要丢掉的第一个字节 data[end] 是一个字符的开头，"
+            "这一刀就没问题。要看的是 data[end]，而不是 data[end - 1]。")
 
 
 def check_cut_at_boundary(candidate: Callable[[bytes, int], bytes]) -> bool:
@@ -138,26 +165,35 @@ def check_cut_at_boundary(candidate: Callable[[bytes, int], bytes]) -> bool:
             expected = data[:max(end for end in ends if end <= limit)]
             got, error = attempt(candidate, data, limit)
             if got != expected:
+                hint, zh = _cut_hint(data, limit, got, error, expected)
                 return not_yet(f"cut_at_boundary({data!r}, {limit}) should be {expected!r}, "
-                               f"got {error or repr(got)}. "
-                               f"{_cut_hint(data, limit, got, error, expected)}")
+                               f"got {error or repr(got)}. {hint}",
+                               zh=f"cut_at_boundary({data!r}, {limit}) 应为 {expected!r}，"
+                               f"实际得到 {error or repr(got)}。{zh}")
     return correct()
 
 
-def _encode_hint(got: Any, expected: bytes) -> str:
-    """Name the mistake behind wrong UTF-8 bytes."""
+def _encode_hint(got: Any, expected: bytes) -> tuple[str, str]:
+    """Name the mistake behind wrong UTF-8 bytes, in English and in Chinese."""
     if not isinstance(got, bytes):
-        return "Return bytes, e.g. bytes([lead, ...])."
+        return ("Return bytes, e.g. bytes([lead, ...]).",
+                "请返回 bytes，例如 bytes([lead, ...])。")
     if len(got) != len(expected):
-        return f"This code point takes {len(expected)} byte(s): see the table's rows."
+        return (f"This code point takes {len(expected)} byte(s): see the table's rows.",
+                f"这个码位要占 {len(expected)} 个字节：请看表格的各行。")
     if len(got) > 2 and got[0] == expected[0] and got[1:] == expected[:0:-1]:
-        return "The continuation bytes are in reverse: the highest bits come first."
+        return ("The continuation bytes are in reverse: the highest bits come first.",
+                "延续字节的顺序反了：最高位的那组应该在前面。")
     if any(byte >> 6 != 0b10 for byte in got[1:]):
-        return "Every byte after the first must start with the bits 10 (0b10xxxxxx)."
+        return ("Every byte after the first must start with the bits 10 (0b10xxxxxx).",
+                "第一个字节之后的每个字节都必须以 10 这两位开头（0b10xxxxxx）。")
     if len(got) > 1 and got[0] >> (7 - len(got)) != expected[0] >> (7 - len(got)):
+        lead = f"0b{'1' * len(got)}0{'x' * (7 - len(got))}"
         return (f"The lead byte of a {len(got)}-byte character starts with {len(got)} ones "
-                f"and a zero: 0b{'1' * len(got)}0{'x' * (7 - len(got))}.")
-    return "The bits are in the wrong places: the last byte holds the lowest 6 bits."
+                f"and a zero: {lead}.",
+                f"{len(got)} 字节字符的首字节以 {len(got)} 个 1 和一个 0 开头：{lead}。")
+    return ("The bits are in the wrong places: the last byte holds the lowest 6 bits.",
+            "各位放错了位置：最后一个字节存放的是最低的 6 位。")
 
 
 def check_utf8_encode(candidate: Callable[[int], bytes]) -> bool:
@@ -167,7 +203,10 @@ def check_utf8_encode(candidate: Callable[[int], bytes]) -> bool:
         got, error = attempt(candidate, cp)
         if got != expected:
             shown = got.hex(" ") if isinstance(got, bytes) else repr(got)
+            hint, zh = _encode_hint(got, expected)
             return not_yet(f"utf8_encode(0x{cp:X}) should be {expected.hex(' ')}, got "
-                           f"{error or shown}. {_encode_hint(got, expected)}")
+                           f"{error or shown}. {hint}",
+                           zh=f"utf8_encode(0x{cp:X}) 应为 {expected.hex(' ')}，实际得到 "
+                           f"{error or shown}。{zh}")
     forbidden = _forbidden("utf8_encode", candidate)
     return correct() if forbidden is None else forbidden
