@@ -28,7 +28,8 @@ def tags(cell: dict) -> list[str]:
 
 def defined_and_used(source: str) -> tuple[set[str], set[str]]:
     """Names a cell binds, and names it reads (magics and shell lines left out)."""
-    code = "\n".join(line for line in source.splitlines() if not line.lstrip().startswith(("%", "!")))
+    lines = source.splitlines()
+    code = "\n".join(line for line in lines if not line.lstrip().startswith(("%", "!")))
     try:
         tree = ast.parse(code)
     except SyntaxError:
