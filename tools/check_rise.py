@@ -49,8 +49,8 @@ PROMPTS_JS = (
 )
 
 
-#: In RISE, the smallest text a picture may use, as a share of the slide's code font.
-RISE_TEXT_SHARE = 0.9
+#: In RISE, the smallest hex label a token picture may use, as a share of its text's size.
+RISE_TEXT_SHARE = 0.8
 
 #: The slide that is showing, as reveal.js marks it (RISE nests sections like the decks).
 PRESENT_JS = ("(() => { const all = document.querySelectorAll('.reveal .slides section.present'); "
@@ -66,9 +66,9 @@ MEASURE_PRESENT_JS = DRAWN_JS + f"""
     .map(s => Array.from(s.parentElement.children).filter(c => c.tagName === 'SECTION')
     .indexOf(s)).join('/');
   const shown = slide.querySelectorAll('.fragment.visible').length;
-  const code = slide.querySelector('.jp-InputArea-editor .cm-content, .jp-InputArea-editor');
-  const codePx = code ? parseFloat(getComputedStyle(code).fontSize) : 16;
-  return {{where, step: where + '+' + shown, codePx,
+  const picture = slide.querySelector('.bpe-tokens');
+  const textPx = picture ? parseFloat(getComputedStyle(picture).fontSize) * scale : 0;
+  return {{where, step: where + '+' + shown, textPx,
            pictures: slide.querySelectorAll('.bpe-tokens').length,
            drawn: measureDrawn(slide, scale, box.offsetWidth, box.offsetHeight)}};
 }})()
@@ -220,8 +220,9 @@ def walk_pictures(page: Page, report: RiseReport, screenshots: Path | None,
         if found["pictures"] and found["where"] not in seen:
             report.pictures.append((found["where"], found["drawn"]))
             # RISE shows JupyterLab's own sizes (the presenter zooms the browser): hex bytes
-            # must read about as large as the slide's code, not a fixed number of pixels.
-            for issue in drawn_issues(found["drawn"], RISE_TEXT_SHARE * found["codePx"]):
+            # must read nearly as large as the picture's text, not a fixed number of pixels.
+            least = RISE_TEXT_SHARE * found["textPx"] + 1  # drawn_issues allows 1 px less
+            for issue in drawn_issues(found["drawn"], least):
                 report.problems.append(f"slide {found['where']}: {issue}")
             if screenshots:
                 name = found["where"].replace("/", "-")
