@@ -4,7 +4,8 @@
 #   make slides        one reveal.js deck per notebook in build/slides/, working with no network
 #                      (and build/slides/zh-CN/ for the Chinese notebooks, once make zh built them)
 #   make check-slides  open every deck in headless Chromium and fail if a slide overflows
-#   make check-rise    present a notebook live with RISE in headless Chromium, offline
+#   make check-rise    present notebooks live with RISE in headless Chromium, offline; measure
+#                      every slide with a token picture
 #   make grade SUBMISSIONS=dir   run learners' notebooks; right / wrong / not written per exercise
 #   make zh    rebuild the Chinese notebooks (notebooks/zh-CN/) from the English ones and their
 #              translation files, and run them to store their outputs
@@ -77,7 +78,7 @@ grade: $(STAMP)
 
 # Live presenting: RISE in JupyterLab, checked in headless Chromium with no network.
 check-rise: $(STAMP)
-	$(BIN)/python -m tools.check_rise notebooks/02_naive_bpe.ipynb
+	$(BIN)/python -m tools.check_rise
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis build slides/node_modules
