@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from .formats.hf_json import from_tokenizer_json
-from .formats.rankbpe import RankTokenizer
+from .formats.rankbpe import RankTokenizer, cached_rank_tokenizer
 from .formats.sentencepiece import load_sentencepiece
 from .openai import packaged_file, read_tiktoken_ranks
 from .pretokens import O200K_PATTERN
@@ -202,7 +202,8 @@ def model_file(name: str) -> Path:
 
 @cache
 def open_model(name: str) -> Any:
-    """The tokenizer of one of :data:`OPEN_MODELS`, loaded once and kept.
+    """The tokenizer of one of :data:`OPEN_MODELS`, loaded once and kept (rank files and
+    Tekken: built once, then read from the start-up cache, :mod:`bpe_course.speed.startcache`).
 
     Rank files and Tekken give a :class:`~bpe_course.formats.rankbpe.RankTokenizer`,
     DeepSeek's ``tokenizer.json`` an :class:`~bpe_course.formats.hf_json.HFTokenizer`, and
@@ -212,12 +213,19 @@ def open_model(name: str) -> Any:
     model = model_info(name)
     path = model_file(name)
     if model.kind == "tiktoken":
-        ranks = read_tiktoken_ranks(path)
         assert model.special_tokens is not None and model.pattern is not None
-        return RankTokenizer(ranks, model.pattern, model.special_tokens(len(ranks)),
-                             normalization=model.normalization, name=name)
+        pattern, specials = model.pattern, model.special_tokens
+
+        def build() -> RankTokenizer:
+            ranks = read_tiktoken_ranks(path)
+            return RankTokenizer(ranks, pattern, specials(len(ranks)),
+                                 normalization=model.normalization, name=name)
+
+        settings = [model.sha256, pattern, model.normalization, specials(0)]
+        return cached_rank_tokenizer(name, settings, build)
     if model.kind == "tekken":
-        return load_tekken(path, name=name)
+        return cached_rank_tokenizer(name, [model.sha256, TEKKEN_SPECIAL_TOKENS],
+                                     lambda: load_tekken(path, name=name))
     if model.kind == "tokenizer.json":
         return from_tokenizer_json(path, name=name)
     return load_sentencepiece(path, name=name)
