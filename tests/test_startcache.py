@@ -224,3 +224,42 @@ def test_special_tokens_finder_is_compiled_when_first_needed():
     assert specials._finder_of_all is False  # encode_ordinary never needs it
     assert specials.split("a<|x7|>b", "all", "all", "encode") == ["a", "<|x7|>", "b"]
     assert specials._finder_of_all is not False
+
+
+def test_a_tokenizer_json_from_the_cache_equals_its_build(cache, tmp_path, monkeypatch):
+    from bpe_course.formats import hf_json
+    from bpe_course.models import cached_tokenizer_json
+
+    path = tmp_path / "tokenizer.json"
+    small().save_hf(path)
+    uncached = hf_json.from_tokenizer_json(path, name="t")
+    first = cached_tokenizer_json(path, ["t-sha"], name="t")
+
+    def no_read(*args, **kwargs):
+        raise AssertionError("read the file instead of the cache")
+
+    monkeypatch.setattr(hf_json, "from_tokenizer_document", no_read)
+    again = cached_tokenizer_json(path, ["t-sha"], name="t")
+    assert state(again) == state(first) == state(uncached)
+    assert (again.added_tokens, again.normalizations, again.ignore_merges, again.pattern) == (
+        uncached.added_tokens, uncached.normalizations, uncached.ignore_merges, uncached.pattern)
+
+
+def test_a_sentencepiece_model_from_the_cache_equals_its_build(cache, monkeypatch):
+    pytest.importorskip("mistral_common")
+    from bpe_course import models
+    from bpe_course.formats import sentencepiece
+
+    monkeypatch.setenv(CACHE_ENV, "off")
+    uncached = models.open_model.__wrapped__("mistral_v1")
+    monkeypatch.setenv(CACHE_ENV, str(cache))
+    models.open_model.__wrapped__("mistral_v1")
+
+    def no_read(*args, **kwargs):
+        raise AssertionError("read the model file instead of the cache")
+
+    monkeypatch.setattr(sentencepiece, "load_sentencepiece", no_read)
+    hit = models.open_model.__wrapped__("mistral_v1")
+    assert hit.proto == uncached.proto and repr(hit) == repr(uncached)
+    assert hit.encode(SAMPLE) == uncached.encode(SAMPLE)
+    assert hit.encode_ordinary(SAMPLE) == uncached.encode_ordinary(SAMPLE)

@@ -51,6 +51,10 @@ LARGEST = 1 << 30
 #: Arrays of ids are stored as unsigned 32-bit integers, in this machine's byte order.
 ID_TYPE = "I"
 
+#: What a section can be: bytes, or an array of ids or of floats (``d``: a Python float
+#: exactly), in this machine's byte order.
+KINDS = ("bytes", ID_TYPE, "d")
+
 
 def cache_folder() -> Path | None:
     """Where cache files go, or None when ``$BPE_COURSE_CACHE`` is ``off`` (or empty)."""
@@ -98,7 +102,7 @@ def cache_path(label: str, key: str) -> Path | None:
 def read_sections(label: str, key: str) -> tuple[dict[str, Any], dict[str, Any]] | None:
     """``(meta, sections)`` stored for ``key``, or None when there is no usable file.
 
-    A section is ``bytes`` or an ``array`` of ids. Anything wrong with the file (missing,
+    A section is ``bytes`` or an ``array`` (:data:`KINDS`). Anything wrong with the file (missing,
     unreadable, too large, not ours, another key, cut short, changed) gives None.
     """
     path = cache_path(label, key)
@@ -127,9 +131,11 @@ def read_sections(label: str, key: str) -> tuple[dict[str, Any], dict[str, Any]]
             offset += size
             if kind == "bytes":
                 sections[name] = bytes(chunk)
-            else:
-                sections[name] = array(ID_TYPE)
+            elif kind in KINDS:
+                sections[name] = array(kind)
                 sections[name].frombytes(chunk)
+            else:
+                return None
         if offset != len(payload):
             return None
         return header["meta"], sections
@@ -138,16 +144,18 @@ def read_sections(label: str, key: str) -> tuple[dict[str, Any], dict[str, Any]]
 
 
 def write_sections(label: str, key: str, meta: dict[str, Any], sections: dict[str, Any]) -> bool:
-    """Store ``meta`` (JSON) and ``sections`` (``bytes`` or arrays of ids) for ``key``;
+    """Store ``meta`` (JSON) and ``sections`` (``bytes`` or arrays, :data:`KINDS`) for ``key``;
     False, and nothing changed, when the folder cannot take the file."""
     path = cache_path(label, key)
     if path is None or array(ID_TYPE).itemsize != 4:
         return False
     parts = [
-        (name, "bytes" if isinstance(value, bytes) else "ids", value.tobytes()
-         if isinstance(value, array) else bytes(value))
+        (name, value.typecode, value.tobytes()) if isinstance(value, array)
+        else (name, "bytes", bytes(value))
         for name, value in sections.items()
     ]
+    if any(kind not in KINDS for _, kind, _ in parts):
+        return False
     digest = hashlib.sha256()
     for _, _, chunk in parts:
         digest.update(chunk)
@@ -210,18 +218,14 @@ def cached(
     return built
 
 
-def pack_tokenizer(tokenizer: Tokenizer) -> tuple[dict[str, Any], dict[str, Any]] | None:
-    """What :func:`unpack_tokenizer` needs to build ``tokenizer`` again, or None for a
-    subclass or for merges it could not store (a pair listed twice)."""
-    if type(tokenizer) is not Tokenizer:
-        return None
+def pack_tables(tokenizer: Tokenizer) -> dict[str, Any] | None:
+    """The sections that hold a tokenizer's vocabulary, merges and whole tokens (None when
+    its merges list a pair twice: the tables cannot be told from the merges then)."""
     pair_ranks, merged_ids, whole = tokenizer.built_tables()
     if list(pair_ranks.values()) != list(range(len(merged_ids))):
         return None
     vocab = tokenizer.vocab
-    meta = {"name": tokenizer.name, "pattern": tokenizer.pattern,
-            "special_tokens": list(tokenizer.special_tokens)}
-    sections = {
+    return {
         "ids": ids_array(list(vocab)),
         **pack_tokens(list(vocab.values())),
         "lefts": ids_array([left for left, _ in pair_ranks]),
@@ -229,13 +233,14 @@ def pack_tokenizer(tokenizer: Tokenizer) -> tuple[dict[str, Any], dict[str, Any]
         "merged": ids_array(merged_ids),
         "whole": ids_array(list(whole.values())),
     }
-    return meta, sections
 
 
-def unpack_tokenizer(meta: dict[str, Any], sections: dict[str, Any]) -> Tokenizer:
-    """The :class:`~bpe_course.tokenizer.Tokenizer` that :func:`pack_tokenizer` stored
-    (the sections are used up). Every table is made by C loops (``map``, ``zip``, ``dict``),
-    and its merge list only when asked for (:attr:`Tokenizer.merges`)."""
+def unpack_tables(sections: dict[str, Any]) -> tuple[dict[int, bytes], Any]:
+    """``(vocab, tables)`` from :func:`pack_tables`'s sections (used up), for
+    ``Tokenizer(vocab, None, ..., tables=tables)``; the merge list is made when first asked
+    for (:attr:`Tokenizer.merges`). Every table is made by C loops (``map``, ``zip``,
+    ``dict``), with one int object per id, shared by every table that holds it, as in a
+    tokenizer built the long way; merge ranks reuse them too (o200k_base: 11 MB less)."""
     ids, lefts, rights, merged, whole_ids = (
         sections.pop(name) for name in ("ids", "lefts", "rights", "merged", "whole")
     )
@@ -243,8 +248,6 @@ def unpack_tokenizer(meta: dict[str, Any], sections: dict[str, Any]) -> Tokenize
     if len(tokens) != len(ids) or not len(lefts) == len(rights) == len(merged):
         raise ValueError("sections of different lengths")
     top = max(ids, default=0)
-    # One int object per id, shared by every table that holds it, as in a tokenizer built
-    # the long way; merge ranks reuse them too (o200k_base: 11 MB less).
     if top < 4 * len(ids) + 1024:
         shared = list(range(max(top + 1, len(merged)))).__getitem__
     else:
@@ -253,14 +256,29 @@ def unpack_tokenizer(meta: dict[str, Any], sections: dict[str, Any]) -> Tokenize
     ids = list(map(shared, ids))
     vocab = dict(zip(ids, tokens))
     del tokens, sections["blob"]
-    lefts, rights, merged, whole_ids = (
-        list(map(shared, each)) for each in (lefts, rights, merged, whole_ids)
-    )
-    pair_ranks = dict(zip(zip(lefts, rights), map(shared, range(len(merged)))))
-    del lefts, rights
+    merged, whole_ids = list(map(shared, merged)), list(map(shared, whole_ids))
+    pairs = zip(map(shared, lefts), map(shared, rights))
+    pair_ranks = dict(zip(pairs, map(shared, range(len(merged)))))
     whole = dict(zip(map(bytes.decode, map(vocab.__getitem__, whole_ids)), whole_ids))
+    return vocab, (pair_ranks, merged, whole)
+
+
+def pack_tokenizer(tokenizer: Tokenizer) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """What :func:`unpack_tokenizer` needs to build ``tokenizer`` again, or None for a
+    subclass or for merges it could not store."""
+    if type(tokenizer) is not Tokenizer:
+        return None
+    sections = pack_tables(tokenizer)
+    meta = {"name": tokenizer.name, "pattern": tokenizer.pattern,
+            "special_tokens": list(tokenizer.special_tokens)}
+    return None if sections is None else (meta, sections)
+
+
+def unpack_tokenizer(meta: dict[str, Any], sections: dict[str, Any]) -> Tokenizer:
+    """The :class:`~bpe_course.tokenizer.Tokenizer` that :func:`pack_tokenizer` stored."""
+    vocab, tables = unpack_tables(sections)
     return Tokenizer(vocab, None, meta["special_tokens"], meta["pattern"], name=meta["name"],
-                     tables=(pair_ranks, merged, whole))
+                     tables=tables)
 
 
 def cached_tokenizer(label: str, settings: Sequence[Any], build: Callable[[], Tokenizer]) -> Any:
