@@ -326,7 +326,7 @@ def unpack_rank_tokenizer(meta: dict, sections: dict) -> RankTokenizer:
     if len(ranks) != len(tokens):
         raise ValueError("a token stored twice")
     offset = meta["offset"]
-    chosen = [tokens[i] for i in sections["whole"]]
+    chosen = list(map(tokens.__getitem__, sections["whole"]))
     ids = map(ranks.__getitem__, chosen)
     whole = dict(zip(map(bytes.decode, chosen), map(offset.__add__, ids) if offset else ids))
     return RankTokenizer(ranks, meta["pattern"], dict(meta["special_tokens"]), offset=offset,
