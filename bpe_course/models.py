@@ -31,14 +31,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from .formats import hf_json
 from .formats.rankbpe import RankTokenizer, cached_rank_tokenizer
-from .formats.sentencepiece import cached_sentencepiece
 from .openai import packaged_file, read_tiktoken_ranks
 from .pretokens import O200K_PATTERN
 from .speed import startcache
+
+if TYPE_CHECKING:
+    from .formats import hf_json
 
 #: Llama 3's split pattern: cl100k_base's, spelled without possessive quantifiers.
 LLAMA3_PATTERN = (
@@ -230,6 +231,8 @@ def open_model(name: str) -> Any:
                                      lambda: load_tekken(path, name=name))
     if model.kind == "tokenizer.json":
         return cached_tokenizer_json(path, [model.sha256], name=name)
+    from .formats.sentencepiece import cached_sentencepiece  # loaded for this name only
+
     return cached_sentencepiece(path, [model.sha256], name=name)
 
 
@@ -241,6 +244,8 @@ def cached_tokenizer_json(
     only the file's small parts (its normalizer, pre-tokenizer, decoder, added tokens), kept
     in the cache too, are read again.
     ``settings`` must name the file's contents (its sha256)."""
+    from .formats import hf_json  # loaded for tokenizer.json files only (7 ms)
+
     source = os.fspath(path)
     kept: dict[str, Any] = {}
 
