@@ -263,3 +263,16 @@ def test_a_sentencepiece_model_from_the_cache_equals_its_build(cache, monkeypatc
     assert hit.proto == uncached.proto and repr(hit) == repr(uncached)
     assert hit.encode(SAMPLE) == uncached.encode(SAMPLE)
     assert hit.encode_ordinary(SAMPLE) == uncached.encode_ordinary(SAMPLE)
+
+
+def test_a_special_token_spelled_like_a_ranked_one_keeps_both_ids(cache):
+    ranks = {bytes([b]): b for b in range(256)} | {b"<s": 256, b"<s>": 257}
+
+    def make() -> RankTokenizer:
+        return RankTokenizer(ranks, r"\S+|\s+", {"<s>": 300}, name="twin")
+
+    cached_rank_tokenizer("twin", [], make)
+    for tokenizer in (make(), cached_rank_tokenizer("twin", [], make)):
+        assert tokenizer.encode_ordinary("<s>") == [257]  # the ranked token, read as text
+        assert tokenizer.encode("<s>") == [300]  # the special token
+        assert tokenizer.decode([257, 300]) == "<s><s>"

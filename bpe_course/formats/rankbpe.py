@@ -139,14 +139,16 @@ class RankTokenizer(Tokenizer):
         whole: dict[str, int] | None = None,
     ) -> None:
         """``whole``: ``{text: id}`` of every token that decodes as UTF-8, when it is known
-        already (the start-up cache, :func:`cached_rank_tokenizer`); else found here."""
+        already (the start-up cache, :func:`cached_rank_tokenizer`, whose ``ranks`` are then
+        kept, not copied); else found here."""
         if normalization not in (None, *NORMALIZATIONS):
             raise ValueError(
                 f"normalization={normalization!r}: expected None or one of {NORMALIZATIONS}"
             )
         special_tokens = dict(special_tokens or {})
         check_special_tokens(list(special_tokens))
-        ranks = dict(ranks)
+        # The cache's own new table is kept (a copy of 200,000 tokens took 8 ms and 10 MB).
+        ranks = ranks if whole is not None and type(ranks) is dict else dict(ranks)
         ids = list(map(offset.__add__, ranks.values())) if offset else list(ranks.values())
         vocab = dict(zip(ids, ranks))
         if len(vocab) != len(ranks):
@@ -174,7 +176,8 @@ class RankTokenizer(Tokenizer):
                     whole[token.decode("utf-8")] = token_id
                 except UnicodeDecodeError:
                     continue
-        self._ids_of.update(zip(ranks, ids))
+        if len(self._ids_of) < len(vocab):  # a special token spelled like a ranked one
+            self._ids_of.update(zip(ranks, ids))  # the ranked token keeps its bytes
         self._byte_ids = [self._ids_of[bytes([byte])] for byte in range(256)]
         pairs = ConcatenationRanks(self.vocab, self.ranks)
         merged_ids = range(offset, offset + max(self.ranks.values(), default=-1) + 1)
