@@ -39,7 +39,7 @@ ORDER = [
     "formats.gpt2", "formats.ranks", "formats.export",
     "speed.merging", "speed.piececache", "speed.batches",
     "safety.specials", "speed.streaming",
-    "tiktoken_methods", "tokenizer",
+    "tiktoken_methods", "tokenizer", "speed.startcache",
     "formats.folder", "openai",
     "formats.rankbpe", "formats.hf_json", "formats.sentencepiece", "formats.arrays", "models",
     "tiktoken_encoding", "encodings",
