@@ -48,16 +48,23 @@ def defined_and_used(source: str) -> tuple[set[str], set[str]]:
 
 
 def main_path_names_from_optional_cells(notebook: dict) -> list[str]:
-    """Names a main-path cell reads that, before it, only optional cells defined."""
+    """Names a main-path cell reads that no main cell before it defines, but an optional cell does.
+
+    The optional cell may come before the main cell or after it (a definition left behind in a
+    section moved to the end of the notebook): either way a learner who skips it gets a NameError.
+    """
     main_defined: set[str] = set()
     optional_only: dict[str, int] = {}
+    for index, cell in enumerate(notebook["cells"]):
+        if cell["cell_type"] == "code" and OPTIONAL in tags(cell):
+            for name in defined_and_used("".join(cell["source"]))[0]:
+                optional_only.setdefault(name, index)
     found = []
     for index, cell in enumerate(notebook["cells"]):
         if cell["cell_type"] != "code":
             continue
         defined, used = defined_and_used("".join(cell["source"]))
         if OPTIONAL in tags(cell):
-            optional_only.update({name: index for name in defined - main_defined})
             continue
         for name in sorted(used & optional_only.keys() - main_defined - defined):
             found.append(f"cell {index} uses {name!r}, defined only in optional cell "
@@ -111,6 +118,16 @@ def test_a_name_from_an_optional_cell_used_later_is_found():
     ]}
     assert main_path_names_from_optional_cells(notebook) == [
         "cell 4 uses 'fast', defined only in optional cell 2"]
+
+
+def test_a_name_the_main_path_needs_from_a_later_optional_cell_is_found():
+    notebook = {"cells": [
+        cell("code", "print(Counter('ab'))"),
+        cell("markdown", "## Optional: aside", OPTIONAL),
+        cell("code", "from collections import Counter\nCounter('a')", OPTIONAL),
+    ]}
+    assert main_path_names_from_optional_cells(notebook) == [
+        "cell 0 uses 'Counter', defined only in optional cell 2"]
 
 
 def test_an_untagged_cell_in_an_optional_section_and_a_stray_tag_are_found():
