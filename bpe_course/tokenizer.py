@@ -160,6 +160,18 @@ class Tokenizer(TiktokenMethods, export.ExportMethods):
 
     # Encoding -----------------------------------------------------------------------------
 
+    @property
+    def cache_mb(self) -> float:
+        """The bound of the piece cache, in megabytes: what remembering the ids of the
+        pretokens seen lately may take (:class:`~bpe_course.speed.piececache.PieceTable`;
+        32 unless set). Setting it forgets what no longer fits; 0 remembers nothing.
+        Encoding gives the same ids whatever it is."""
+        return self._pieces.limit / 1_000_000
+
+    @cache_mb.setter
+    def cache_mb(self, megabytes: float) -> None:
+        self._pieces.set_limit(megabytes)
+
     def encode(
         self,
         text: str,
