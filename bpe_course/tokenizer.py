@@ -43,7 +43,13 @@ from .pretokens import GPT2_PATTERN
 from .safety.quoting import quote
 from .safety.specials import AllowedSpecial, DisallowedSpecial, SpecialTokens
 from .speed.batches import map_texts
-from .speed.cuts import CUT_REACH, ENCODE_SPAN, safe_cut_regex, spans_between_safe_cuts
+from .speed.cuts import (
+    CUT_REACH,
+    ENCODE_SPAN,
+    safe_cut_regex,
+    span_splitter,
+    spans_between_safe_cuts,
+)
 from .speed.fastsplit import Splitter
 from .speed.merging import MergeNotInVocabError, PieceMerger, merge_list, merge_tables
 from .speed.piececache import PieceTable, whole_tokens
@@ -301,7 +307,8 @@ class Tokenizer(TiktokenMethods, export.ExportMethods):
         costs one lookup in the piece table, at C speed: only a piece not seen lately runs
         Python code (``PieceTable.__missing__``, which asks the ``PieceMerger``).
         """
-        findall, lookup = self._compiled.findall, self._pieces.__getitem__
+        findall = span_splitter(self._compiled, self._safe_cuts)
+        lookup = self._pieces.__getitem__
         for start, end in spans_between_safe_cuts(text, self._safe_cuts, ENCODE_SPAN, CUT_REACH):
             reduce(operator.iconcat, map(lookup, findall(text, start, end)), out)
 

@@ -259,6 +259,26 @@ class Splitter:
                 return self.exact
         return self.fast
 
+    def slow_runs(
+        self, text: str, pos: int = 0, endpos: int = sys.maxsize
+    ) -> list[tuple[int, int]]:
+        """``(start, end)`` of each run of characters above U+FFFF in ``text[pos:endpos]``
+        that holds one the translated classes leave out: the places ``re`` would get wrong.
+        Empty when the fast engine is exact on all of it (or there is none).
+
+        >>> from bpe_course.pretokens import GPT2_PATTERN
+        >>> Splitter(GPT2_PATTERN).slow_runs("math 𝐀𝐁 and 😀 emoji")
+        [(5, 7)]
+        """
+        if self.fast is None or self._astral_members is None:
+            return []
+        if not holds_astral(text, pos, endpos):
+            return []
+        members = self._astral_members.search
+        return [
+            run.span() for run in _ASTRAL_RUN.finditer(text, pos, endpos) if members(run.group())
+        ]
+
     def findall(self, text: str, pos: int = 0, endpos: int = sys.maxsize) -> list[str]:
         """The pieces of ``text[pos:endpos]``, as ``regex``'s ``findall`` gives them."""
         engine = self.engine_for(text, pos, endpos)
