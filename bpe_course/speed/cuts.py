@@ -272,6 +272,11 @@ def last_safe_cut(text: str, rule: regex.Pattern[str] | None, reach: int) -> int
     return last
 
 
+#: How far back :func:`split_around_astral` looks for a safe place, nearest first: trying
+#: every place in :data:`CUT_REACH` characters took 0.3 ms a character above U+FFFF.
+NEAR_REACHES = (32, 256, CUT_REACH)
+
+
 def span_splitter(
     splitter: Splitter, rule: regex.Pattern[str] | None
 ) -> Callable[[str, int, int], list[str]]:
@@ -311,8 +316,11 @@ def split_around_astral(
         if run_end <= done:
             continue  # inside the last stretch given to regex
         before = done
-        for cut in rule_cuts(text, rule, max(done, run_start - CUT_REACH), run_start + 1):
-            before = cut
+        for reach in NEAR_REACHES:  # the nearest first: each place tried costs a match
+            for cut in rule_cuts(text, rule, max(done, run_start - reach), run_start + 1):
+                before = cut
+            if before > done or run_start - reach <= done:
+                break
         after = next(rule_cuts(text, rule, run_end, min(end, run_end + CUT_REACH)), end)
         if before > done:
             pieces += fast.findall(text, done, before)
