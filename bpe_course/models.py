@@ -36,27 +36,28 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from .formats.rankbpe import RankTokenizer, cached_rank_tokenizer
 from .openai import packaged_file, read_tiktoken_ranks
 from .pretokens import O200K_PATTERN
+from .safety.patterns import vouch_for
 from .speed import startcache
 
 if TYPE_CHECKING:
     from .formats import hf_json
 
 #: Llama 3's split pattern: cl100k_base's, spelled without possessive quantifiers.
-LLAMA3_PATTERN = (
+LLAMA3_PATTERN = vouch_for(
     r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}"""
     r"""| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
 )
 
 #: Qwen 1 to 3: GPT-4's pattern with every digit a piece of its own (``\p{N}``, not
 #: ``\p{N}{1,3}``), so numbers are spelled digit by digit.
-QWEN_PATTERN = (
+QWEN_PATTERN = vouch_for(
     r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}"""
     r"""| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
 )
 
 #: Qwen 3.5 and 3.6: marks (``\p{M}``) join the letters around them (Hindi, Thai and
 #: accents written as combining marks stay in one word) and leave the punctuation class.
-QWEN3_6_PATTERN = (
+QWEN3_6_PATTERN = vouch_for(
     r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}"""
     r"""| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
 )

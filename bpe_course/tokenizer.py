@@ -43,7 +43,13 @@ from .pretokens import GPT2_PATTERN
 from .safety.quoting import quote
 from .safety.specials import AllowedSpecial, DisallowedSpecial, SpecialTokens
 from .speed.batches import map_texts
-from .speed.cuts import CUT_REACH, ENCODE_SPAN, safe_cut_regex, spans_between_safe_cuts
+from .speed.cuts import (
+    CUT_REACH,
+    ENCODE_SPAN,
+    safe_cut_regex,
+    span_splitter,
+    spans_between_safe_cuts,
+)
 from .speed.fastsplit import Splitter
 from .speed.merging import MergeNotInVocabError, PieceMerger, merge_list, merge_tables
 from .speed.piececache import PieceTable, whole_tokens
@@ -120,10 +126,8 @@ class Tokenizer(TiktokenMethods, export.ExportMethods):
 
         missing = [byte for byte in range(256) if bytes([byte]) not in self._ids_of]
         if missing:
-            raise ValueError(
-                f"vocab has no token for {len(missing)} single bytes (first: 0x{missing[0]:02x}); "
-                "a byte-level vocabulary needs all 256"
-            )
+            raise ValueError(f"vocab has no token for {len(missing)} single bytes (first: "
+                             f"0x{missing[0]:02x}); a byte-level vocabulary needs all 256")
         self._byte_ids = [self._ids_of[bytes([byte])] for byte in range(256)]
 
         # (left id, right id) -> rank, the lower the earlier learned; rank -> merged id.
@@ -138,11 +142,9 @@ class Tokenizer(TiktokenMethods, export.ExportMethods):
 
     @property
     def merges(self) -> list[tuple[bytes, bytes]]:
-        """The merges in the order learned (made on first use from a cached tokenizer's
-        tables: 16 MB for o200k_base, which encoding never needs)."""
-        if self._merges is None:
-            vocab = self.vocab
-            self._merges = [(vocab[left], vocab[right]) for left, right in self._merge_ranks]
+        """The merges in learned order (from a cached tokenizer's tables on first use)."""
+        if self._merges is None:  # the ranked pairs of ids, spelled as pairs of tokens
+            self._merges = [(self.vocab[a], self.vocab[b]) for a, b in self._merge_ranks]
         return self._merges
 
     def built_tables(self) -> tuple[dict[tuple[int, int], int], list[int], dict[str, int]]:
@@ -163,10 +165,8 @@ class Tokenizer(TiktokenMethods, export.ExportMethods):
         return clone
 
     def __repr__(self) -> str:
-        return (
-            f"Tokenizer(vocab_size={len(self.vocab)}, merges={len(self.merges)}, "
-            f"special_tokens={list(self.special_tokens)})"
-        )
+        return (f"Tokenizer(vocab_size={len(self.vocab)}, merges={len(self._merge_ranks)}, "
+                f"special_tokens={list(self.special_tokens)})")
 
     @property
     def vocab_size(self) -> int:
@@ -174,6 +174,16 @@ class Tokenizer(TiktokenMethods, export.ExportMethods):
         return len(self.vocab)
 
     # Encoding -----------------------------------------------------------------------------
+
+    @property
+    def cache_mb(self) -> float:
+        """The piece cache's bound in MB (32 unless set; 0 remembers nothing): the ids of the
+        pretokens seen lately. It changes speed and memory only, never the ids."""
+        return self._pieces.limit / 1_000_000
+
+    @cache_mb.setter
+    def cache_mb(self, megabytes: float) -> None:
+        self._pieces.set_limit(megabytes)
 
     def encode(
         self,
@@ -304,7 +314,8 @@ class Tokenizer(TiktokenMethods, export.ExportMethods):
         costs one lookup in the piece table, at C speed: only a piece not seen lately runs
         Python code (``PieceTable.__missing__``, which asks the ``PieceMerger``).
         """
-        findall, lookup = self._compiled.findall, self._pieces.__getitem__
+        findall = span_splitter(self._compiled, self._safe_cuts)
+        lookup = self._pieces.__getitem__
         for start, end in spans_between_safe_cuts(text, self._safe_cuts, ENCODE_SPAN, CUT_REACH):
             reduce(operator.iconcat, map(lookup, findall(text, start, end)), out)
 

@@ -23,6 +23,7 @@ from bpe_course.speed.cuts import (
     cut_rules_regex,
     last_safe_cut,
     safe_cut_regex,
+    span_splitter,
     spans_between_safe_cuts,
 )
 
@@ -130,3 +131,68 @@ def test_the_last_safe_cut_is_the_last_place_a_rule_allows_within_reach(name, te
     assert cut == (allowed[-1] if allowed else 0)
     pieces = regex.compile(PATTERNS[name]).findall
     assert pieces(text[:cut]) + pieces(text[cut:]) == pieces(text)
+
+
+# Characters above U+FFFF: only their neighbourhood goes to regex -----------------------------
+
+
+class CountingPattern:
+    """A compiled pattern that counts the characters its ``findall`` is asked to scan."""
+
+    def __init__(self, pattern: regex.Pattern[str]) -> None:
+        self.pattern = pattern
+        self.scanned = 0
+
+    def findall(self, text: str, pos: int = 0, endpos: int = 1 << 62) -> list[str]:
+        self.scanned += min(endpos, len(text)) - pos
+        return self.pattern.findall(text, pos, endpos)
+
+
+ASTRAL_CASES = [
+    ("prose", "𝐀"),  # a mathematical letter: in \p{L}, which the fast classes spell BMP only
+    ("prose", "𝟏𝟐"),  # mathematical digits: \p{N}
+    ("prose", "x𝐀𝐁y"),  # glued to letters on both sides
+    ("code", " 𝐀 "),
+]
+
+
+@pytest.mark.parametrize("pattern", list(PATTERNS.values()), ids=list(PATTERNS))
+@pytest.mark.parametrize(("kind", "astral"), ASTRAL_CASES)
+def test_scattered_astral_letters_keep_the_rest_on_the_fast_engine(pattern, kind, astral):
+    from bpe_course.course.data import english_prose, python_source
+    from bpe_course.speed.fastsplit import Splitter
+
+    source = english_prose(60_000) if kind == "prose" else python_source(60_000)
+    text = astral.join(source[i : i + 3000] for i in range(0, len(source), 3000))
+    splitter = Splitter(pattern)
+    counting = splitter.exact = CountingPattern(splitter.exact)
+    split = span_splitter(splitter, safe_cut_regex(pattern))
+    assert split(text, 0, len(text)) == regex.findall(pattern, text)
+    assert 0 < counting.scanned < len(text) / 20  # a few words around each, not the spans
+
+
+@settings(deadline=None, max_examples=200)
+@given(
+    text=st.text(st.sampled_from("ab 1\n'.,\U0001d400\U0001d7cf😀é中"), max_size=60),
+    start=st.integers(0, 60),
+    end=st.integers(0, 60),
+)
+def test_splitting_around_astral_runs_gives_the_pieces_of_one_go(text, start, end):
+    from bpe_course.speed.fastsplit import Splitter
+
+    for pattern in PATTERNS.values():
+        splitter = Splitter(pattern)
+        split = span_splitter(splitter, safe_cut_regex(pattern))
+        end = min(end, len(text))
+        start = min(start, end)
+        assert split(text, start, end) == regex.findall(pattern, text[start:end])
+
+
+def test_tokenizers_encode_text_with_scattered_astral_letters_exactly(
+    gpt2_tokenizer, o200k_tokenizer, tiktoken_o200k
+):
+    from bpe_course.course.data import python_source
+
+    text = "\U0001d400".join(python_source(40_000)[i : i + 999] for i in range(0, 40_000, 999))
+    assert gpt2_tokenizer.encode(text) == gpt2_tokenizer.encode_naive(text)
+    assert o200k_tokenizer.encode(text) == tiktoken_o200k.encode(text, allowed_special="all")

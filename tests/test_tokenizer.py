@@ -104,25 +104,79 @@ def test_the_lower_id_wins_when_two_ids_share_bytes():
     assert tokenizer.decode([300]) == "ab"
 
 
-def test_bounded_cache_gives_the_same_ids(trained_tokenizer, monkeypatch):
+def entry_bytes(piece: str, ids: tuple[int, ...]) -> int:
+    """What the piece table counts for one entry."""
+    return sys.getsizeof(piece) + sys.getsizeof(ids) + piececache.ENTRY_BYTES
+
+
+@pytest.mark.parametrize("megabytes", [0, 0.0005, 0.01])
+def test_a_tiny_cache_gives_the_same_ids_and_stays_in_its_bound(trained_tokenizer, megabytes):
     text = english_prose(20_000)
     expected = trained_tokenizer.encode(text)
-    monkeypatch.setattr(piececache, "CACHE_SIZE", 3)
-    special_tokens = list(trained_tokenizer.special_tokens)
-    fresh = Tokenizer(
-        trained_tokenizer.vocab, trained_tokenizer.merges, special_tokens, trained_tokenizer.pattern
-    )
+    old = trained_tokenizer
+    fresh = Tokenizer(old.vocab, old.merges, list(old.special_tokens), old.pattern)
+    fresh.cache_mb = megabytes
+    assert fresh.cache_mb == megabytes
     assert fresh.encode(text) == expected
-    assert len(fresh._pieces) <= 3
+    pieces = fresh._pieces
+    assert pieces.size <= pieces.limit == int(megabytes * 1_000_000)
+    assert pieces.size == sum(entry_bytes(piece, ids) for piece, ids in pieces.items())
+    assert len(pieces) == len(pieces.order)
+    assert fresh.encode(text) == expected
 
 
-def test_cache_forgets_the_older_half_when_full(monkeypatch):
-    monkeypatch.setattr(piececache, "CACHE_SIZE", 4)
+def test_the_default_bound_is_cache_mb(trained_tokenizer):
+    assert Tokenizer(trained_tokenizer.vocab, trained_tokenizer.merges).cache_mb == (
+        piececache.CACHE_MB
+    )
+
+
+def test_cache_forgets_the_oldest_when_full():
     tokenizer = tokenizer_with([(b"a", b"b")])
     tokenizer.encode(" ab cd ef gh")
-    tokenizer.encode(" ij")
-    assert list(tokenizer._pieces) == [" ef", " gh", " ij"]
+    four = dict(tokenizer._pieces)
+    assert list(four) == [" ab", " cd", " ef", " gh"]
+    tokenizer.cache_mb = sum(entry_bytes(*entry) for entry in four.items()) / 1_000_000
+    tokenizer.encode(" ij")  # one more does not fit: the oldest go, until half is left
+    pieces = tokenizer._pieces
+    assert list(pieces)[-1] == " ij" and " ab" not in pieces
+    assert pieces.size <= pieces.limit // 2
     assert tokenizer.encode(" ab") == [32, 256]  # forgotten, so found again
+
+
+def test_lowering_the_bound_forgets_at_once(trained_tokenizer):
+    tokenizer = Tokenizer(trained_tokenizer.vocab, trained_tokenizer.merges)
+    tokenizer.encode(english_prose(20_000))
+    before = tokenizer._pieces.size
+    tokenizer.cache_mb = before / 4 / 1_000_000
+    assert 0 < tokenizer._pieces.size <= before / 8
+    tokenizer.cache_mb = 0
+    assert len(tokenizer._pieces) == tokenizer._pieces.size == 0
+
+
+@pytest.mark.parametrize("bad", [-1, float("nan"), float("inf"), "8", None, True])
+def test_a_bad_cache_bound_is_refused_by_name(bad):
+    tokenizer = tokenizer_with([])
+    with pytest.raises(ValueError, match="cache_mb must be a number >= 0"):
+        tokenizer.cache_mb = bad
+    assert tokenizer.cache_mb == piececache.CACHE_MB
+
+
+@pytest.mark.parametrize("megabytes", [0.5, 2])
+def test_the_cache_bound_holds_in_real_memory(trained_tokenizer, megabytes):
+    # tracemalloc sees what the table really holds: strings, tuples, the dict and the
+    # deque, after thousands of entries came and went.
+    text = python_source(3_000_000)
+    tokenizer = Tokenizer(trained_tokenizer.vocab, trained_tokenizer.merges)
+    tokenizer.cache_mb = megabytes
+    tracemalloc.start()
+    try:
+        ids = tokenizer.encode(text)
+        held = tracemalloc.get_traced_memory()[0] - sys.getsizeof(ids)
+    finally:
+        tracemalloc.stop()
+    assert len(tokenizer._pieces.order) < len(set(pretokenize(text, tokenizer.pattern)))
+    assert held <= 1.25 * megabytes * 1_000_000
 
 
 def test_the_cache_holds_5_mb_of_python_source(trained_tokenizer):
@@ -150,7 +204,7 @@ def test_threads_sharing_a_tokenizer_while_the_cache_forgets(trained_tokenizer, 
     # Two threads can both find the cache full and forget the same old pretokens; the
     # second must not fail on a pretoken the first already removed, and the table must
     # stay bounded.
-    monkeypatch.setattr(piececache, "CACHE_SIZE", 8)
+    monkeypatch.setattr(piececache, "CACHE_MB", 0.002)
     interval = sys.getswitchinterval()
     sys.setswitchinterval(1e-6)  # switch threads as often as possible
     try:
@@ -174,7 +228,9 @@ def test_threads_sharing_a_tokenizer_while_the_cache_forgets(trained_tokenizer, 
     finally:
         sys.setswitchinterval(interval)
     assert results == [True] * 12
-    assert len(tokenizer._pieces) <= len(tokenizer._pieces.order) <= 8 + len(threads)
+    pieces = tokenizer._pieces
+    assert len(pieces) <= len(pieces.order)
+    assert sum(entry_bytes(*entry) for entry in pieces.items()) <= pieces.limit + 4 * 2_000
 
 
 def test_forgetting_stops_when_another_thread_forgot_the_rest(monkeypatch):
@@ -186,12 +242,14 @@ def test_forgetting_stops_when_another_thread_forgot_the_rest(monkeypatch):
             self.clear()
             return oldest
 
-    monkeypatch.setattr(piececache, "CACHE_SIZE", 4)
     tokenizer = tokenizer_with([(b"a", b"b")])
     tokenizer.encode(" ab cd ef gh")
+    tokenizer.cache_mb = tokenizer._pieces.size / 1_000_000
     tokenizer._pieces.order = RacingDeque(tokenizer._pieces.order)
     assert tokenizer.encode(" ij ab") == [32, ord("i"), ord("j"), 32, 256]
     assert list(tokenizer._pieces.order) == [" ij", " ab"]
+    remembered = [(" ij", (32, 105, 106)), (" ab", (32, 256))]
+    assert tokenizer._pieces.size == sum(entry_bytes(*entry) for entry in remembered)
 
 
 def test_a_tokenizer_survives_pickling(trained_tokenizer):

@@ -41,7 +41,8 @@ from ..pretokens import NAMED_PATTERNS, compile_pattern
 from .quoting import quote
 
 #: The package's own patterns: no capture groups, pieces that cover any text, linear time.
-PROVEN_PATTERNS = frozenset(NAMED_PATTERNS.values())
+#: The open models' patterns the package ships join them (:func:`vouch_for`).
+PROVEN_PATTERNS: set[str] = set(NAMED_PATTERNS.values())
 
 #: CPU seconds any split may take, plus :data:`PATTERN_SECONDS_PER_CHAR` per character;
 #: ``None``: no limit (read when a tokenizer is made, or a trainer starts).
@@ -61,6 +62,14 @@ def is_proven(pattern: str) -> bool:
     (True, False)
     """
     return pattern in PROVEN_PATTERNS
+
+
+def vouch_for(pattern: str) -> str:
+    """Count ``pattern``, one the package ships, among its own, and return it. Unguarded, it
+    keeps the fast path: guarded, Llama 3's pattern encoded prose in 2.5 times the time.
+    The tests check that each covers any text and keeps the fast path, as the named ones."""
+    PROVEN_PATTERNS.add(pattern)
+    return pattern
 
 
 def check_split_pattern(pattern: str | regex.Pattern[str]) -> regex.Pattern[str]:

@@ -15,13 +15,14 @@ stream up to the last safe place it has read (:func:`last_safe_cut`).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from functools import lru_cache
+from collections.abc import Callable, Iterator, Sequence
+from functools import lru_cache, partial
 from typing import NamedTuple
 
 import regex
 
 from ..pretokens import GPT2_PATTERN, GPT4_PATTERN, O200K_PATTERN
+from .fastsplit import Splitter
 
 # Why a cut is safe. Let T be the text between two special tokens, c a position in it,
 # x = T[c-1] and y = T[c]. Pretokenizing T gives the pieces of T[:c] followed by the pieces
@@ -269,3 +270,62 @@ def last_safe_cut(text: str, rule: regex.Pattern[str] | None, reach: int) -> int
         for match in rule.finditer(text, max(0, len(text) - reach)):
             last = match.start()
     return last
+
+
+#: How far back :func:`split_around_astral` looks for a safe place, nearest first: trying
+#: every place in :data:`CUT_REACH` characters took 0.3 ms a character above U+FFFF.
+NEAR_REACHES = (32, 256, CUT_REACH)
+
+
+def span_splitter(
+    splitter: Splitter, rule: regex.Pattern[str] | None
+) -> Callable[[str, int, int], list[str]]:
+    """``splitter.findall`` for spans of a text, kept on the fast engine around characters
+    above U+FFFF that send ``splitter`` back to ``regex`` (:func:`split_around_astral`),
+    when ``rule`` proves places safe to cut and nothing else stands in the way."""
+    if rule is None or splitter.fast is None or splitter.guarded or splitter._looks_behind:
+        return splitter.findall
+    return partial(split_around_astral, splitter, rule)
+
+
+def split_around_astral(
+    splitter: Splitter, rule: regex.Pattern[str], text: str, start: int, end: int
+) -> list[str]:
+    """The pieces of ``text[start:end]``, as ``splitter.findall`` gives them, with only the
+    neighbourhood of each troublesome character above U+FFFF scanned by ``regex``.
+
+    One mathematical letter in a span made ``findall`` take all of it to ``regex``, at
+    about twice the time (a text with one every 8k characters took 1.8x as long). Here the
+    span is cut at the last safe place before such a run of characters and the first one
+    after it (within :data:`CUT_REACH`; else at the span's ends), ``regex`` scans between
+    those, and ``re`` the rest. Safe places are where :func:`spans_between_safe_cuts` cuts
+    too, so the pieces are the same as in one go.
+
+    >>> splitter = Splitter(GPT2_PATTERN)
+    >>> text = "one 𝐀two three"
+    >>> split_around_astral(splitter, safe_cut_regex(GPT2_PATTERN), text, 0, len(text))
+    ['one', ' 𝐀two', ' three']
+    """
+    runs = splitter.slow_runs(text, start, end)
+    fast = splitter.fast
+    if not runs or fast is None:
+        return splitter.findall(text, start, end)
+    pieces: list[str] = []
+    done = start
+    for run_start, run_end in runs:
+        if run_end <= done:
+            continue  # inside the last stretch given to regex
+        before = done
+        for reach in NEAR_REACHES:  # the nearest first: each place tried costs a match
+            for cut in rule_cuts(text, rule, max(done, run_start - reach), run_start + 1):
+                before = cut
+            if before > done or run_start - reach <= done:
+                break
+        after = next(rule_cuts(text, rule, run_end, min(end, run_end + CUT_REACH)), end)
+        if before > done:
+            pieces += fast.findall(text, done, before)
+        pieces += splitter.exact.findall(text, before, after)
+        done = after
+    if done < end:
+        pieces += fast.findall(text, done, end)
+    return pieces

@@ -6,24 +6,31 @@ tokenizer answers a pretoken from two tables before it runs a single merge:
 
 - ``whole``: every token that the merges build whole from its own bytes, by its text
   (:func:`whole_tokens`). A pretoken spelled like one of those *is* that token.
-- :class:`PieceTable`: the ids of the pretokens seen lately, at most :data:`CACHE_SIZE`
-  of them, so memory never grows with the input.
+- :class:`PieceTable`: the ids of the pretokens seen lately, in at most a set number of
+  megabytes (:data:`CACHE_MB` unless the tokenizer's ``cache_mb`` says otherwise), so
+  memory never grows with the input.
 
 Only a pretoken in neither is merged (:class:`bpe_course.speed.merging.PieceMerger`).
 """
 
 from __future__ import annotations
 
+import sys
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 
 from .merging import PairRanks, reachable_tokens
 
-#: How many pretokens have their ids remembered at once; when that many are, the
-#: older half is forgotten. 5 MB of Python's standard library has 23.6k distinct
-#: pretokens, which fit; streaming it holds 4.7 MB of new memory at the peak, and a
-#: 25 MB file 5.4 MB (tracemalloc, as ``python -m bench.encode`` measures it).
-CACHE_SIZE = 24 * 1024
+#: The piece table's default bound, in megabytes (10**6 bytes) of the entries' own memory:
+#: the pretokens' strings, their tuples of ids, and :data:`ENTRY_BYTES` each for the table.
+#: 5 MB of C headers has about 33k distinct pretokens (about 6 MB of entries) and 5 MB of
+#: manual pages in 25 languages about 71k (about 18 MB), so both fit: a tokenizer that meets
+#: such a text again answers every pretoken with one lookup. Set ``tokenizer.cache_mb``.
+CACHE_MB = 32.0
+
+#: What one entry costs beyond its string and its tuple: the table's slot and index (with
+#: the spare room a ``dict`` keeps) and the slot in the list of the order.
+ENTRY_BYTES = 64
 
 #: Pretokens longer than this many characters are encoded every time, not remembered:
 #: they rarely come back, and one of them could be megabytes.
@@ -31,13 +38,18 @@ CACHE_LONGEST = 256
 
 
 class PieceTable(dict):
-    """Pretoken text -> its ids, for the pretokens seen lately; at most :data:`CACHE_SIZE`.
+    """Pretoken text -> its ids, for the pretokens seen lately, in at most ``cache_mb``
+    megabytes (:data:`CACHE_MB` unless given).
 
     A pretoken that is missing is looked up in ``whole`` (the tokens a pretoken may be
     answered with at once) or else encoded by ``encode_piece``, and then remembered,
-    unless it is longer than :data:`CACHE_LONGEST`. When the table is full, the older half
-    is forgotten. (Emptying all of it would also throw away the pretokens that keep
-    coming back, and they would all have to be found again.)
+    unless it is longer than :data:`CACHE_LONGEST`. Each entry is counted at the size of
+    its string and its tuple (``sys.getsizeof``) plus :data:`ENTRY_BYTES`, and ``size`` is
+    the sum. When remembering one more would pass the bound, the oldest entries are
+    forgotten until the table holds at most half of it. (Emptying all of it would also
+    throw away the pretokens that keep coming back, and they would all have to be found
+    again.) A bound is in bytes, not entries, because entries differ: a Chinese phrase and
+    its ids take several times what " the" and its one id take.
 
     A ``dict`` subclass, so that a lookup that hits, which is almost every lookup, runs
     entirely in C; only a miss calls :meth:`__missing__`. ``whole`` stays a separate,
@@ -48,18 +60,67 @@ class PieceTable(dict):
     Two threads may encode with one tokenizer. Each step here is one C call that another
     thread cannot cut in half (``dict`` and ``deque`` operations), so at worst two threads
     remember one pretoken twice or forget more than half, which is harmless; ``order``
-    never lists fewer pretokens than the table holds. (Reading the oldest keys off the
-    table itself would not be safe: making the iterator or the list can start the garbage
-    collector, which can run Python code and let another thread change the table.)
+    never lists fewer pretokens than the table holds, and ``size`` is only a count, which a
+    race can leave a little off until the table is next emptied. (Reading the oldest keys
+    off the table itself would not be safe: making the iterator or the list can start the
+    garbage collector, which can run Python code and let another thread change the table.)
+
+    >>> table = PieceTable({"a": 97}, lambda piece: tuple(map(ord, piece)), cache_mb=0.0003)
+    >>> table["a"], table["bc"], table["de"], table.size <= table.limit == 300
+    ((97,), (98, 99), (100, 101), True)
+    >>> list(table)  # the oldest two were forgotten to make room for "de"
+    ['de']
     """
 
     def __init__(
-        self, whole: Mapping[str, int], encode_piece: Callable[[str], tuple[int, ...]]
+        self,
+        whole: Mapping[str, int],
+        encode_piece: Callable[[str], tuple[int, ...]],
+        cache_mb: float | None = None,
     ) -> None:
         super().__init__()
         self.whole = whole
         self.encode_piece = encode_piece
         self.order: deque[str] = deque()  # the pretokens remembered, oldest first
+        self.size = 0  # bytes of the entries remembered, as counted above
+        self.limit = 0
+        self.set_limit(CACHE_MB if cache_mb is None else cache_mb)
+
+    def set_limit(self, cache_mb: float) -> None:
+        """Bound the table to ``cache_mb`` megabytes, forgetting what no longer fits.
+
+        >>> PieceTable({}, tuple).set_limit(-1)
+        Traceback (most recent call last):
+        ValueError: cache_mb must be a number >= 0 (megabytes), got -1
+        """
+        if isinstance(cache_mb, bool) or not isinstance(cache_mb, (int, float)) or not (
+            0 <= cache_mb < float("inf")
+        ):
+            raise ValueError(f"cache_mb must be a number >= 0 (megabytes), got {cache_mb!r}")
+        self.limit = int(cache_mb * 1_000_000)
+        if self.size > self.limit:
+            self.forget(self.limit // 2)
+
+    def forget(self, keep: int) -> None:
+        """Forget the oldest entries until at most ``keep`` bytes of them are left."""
+        order, getsizeof = self.order, sys.getsizeof
+        while self.size > keep:
+            try:
+                piece = order.popleft()
+            except IndexError:  # another thread forgot the rest
+                self.size = 0
+                break
+            ids = self.pop(piece, None)
+            if ids is not None:
+                self.size -= getsizeof(piece) + getsizeof(ids) + ENTRY_BYTES
+        if not order:
+            self.size = 0
+
+    def clear(self) -> None:
+        """Forget every entry (the bound stays)."""
+        super().clear()
+        self.order.clear()
+        self.size = 0
 
     def __missing__(self, piece: str) -> tuple[int, ...]:
         whole = self.whole.get(piece)
@@ -69,15 +130,14 @@ class PieceTable(dict):
             ids = self.encode_piece(piece)
             if len(piece) > CACHE_LONGEST:
                 return ids
-        order = self.order
-        if len(order) >= CACHE_SIZE:
-            for _ in range(len(order) // 2 or 1):
-                try:
-                    self.pop(order.popleft(), None)
-                except IndexError:  # another thread forgot the rest
-                    break
+        cost = sys.getsizeof(piece) + sys.getsizeof(ids) + ENTRY_BYTES
+        if self.size + cost > self.limit:
+            self.forget(self.limit // 2 - cost)
+            if cost > self.limit:
+                return ids
         self[piece] = ids
-        order.append(piece)  # after: a pretoken in the table is always in the list
+        self.order.append(piece)  # after: a pretoken in the table is always in the list
+        self.size += cost
         return ids
 
 
