@@ -48,9 +48,15 @@ def defined_and_used(source: str) -> tuple[set[str], set[str]]:
 
 
 def main_path_names_from_optional_cells(notebook: dict) -> list[str]:
-    """Names a main-path cell reads that, before it, only optional cells defined."""
+    """Names a main-path cell reads that only optional cells define (before it, or after it:
+    a section moved to the end can take a definition the main path still needs)."""
     main_defined: set[str] = set()
     optional_only: dict[str, int] = {}
+    later: dict[str, int] = {}  # the first optional definition of each name, anywhere
+    for index, cell in enumerate(notebook["cells"]):
+        if cell["cell_type"] == "code" and OPTIONAL in tags(cell):
+            for name in defined_and_used("".join(cell["source"]))[0]:
+                later.setdefault(name, index)
     found = []
     for index, cell in enumerate(notebook["cells"]):
         if cell["cell_type"] != "code":
@@ -59,6 +65,12 @@ def main_path_names_from_optional_cells(notebook: dict) -> list[str]:
         if OPTIONAL in tags(cell):
             optional_only.update({name: index for name in defined - main_defined})
             continue
+        for name in sorted(used & later.keys() - optional_only.keys() - main_defined - defined):
+            if not any(name in defined_and_used("".join(c["source"]))[0]
+                       for c in notebook["cells"][index + 1:]
+                       if c["cell_type"] == "code" and OPTIONAL not in tags(c)):
+                found.append(f"cell {index} uses {name!r}, defined only in optional cell "
+                             f"{later[name]}")
         for name in sorted(used & optional_only.keys() - main_defined - defined):
             found.append(f"cell {index} uses {name!r}, defined only in optional cell "
                          f"{optional_only[name]}")
@@ -111,6 +123,17 @@ def test_a_name_from_an_optional_cell_used_later_is_found():
     ]}
     assert main_path_names_from_optional_cells(notebook) == [
         "cell 4 uses 'fast', defined only in optional cell 2"]
+
+
+def test_a_name_an_optional_cell_defines_only_later_is_found():
+    """Moving a section to the end can leave a main-path cell reading what only it defined."""
+    notebook = {"cells": [
+        cell("code", "print(encoder)"),
+        cell("markdown", "## Optional: moved here", OPTIONAL),
+        cell("code", "encoder = 1", OPTIONAL),
+    ]}
+    assert main_path_names_from_optional_cells(notebook) == [
+        "cell 0 uses 'encoder', defined only in optional cell 2"]
 
 
 def test_an_untagged_cell_in_an_optional_section_and_a_stray_tag_are_found():
