@@ -203,10 +203,10 @@ def test_the_chinese_guide_keeps_the_english_guides_minutes(tmp_path, monkeypatc
     (tmp_path / "notebooks" / "zh-CN" / "INSTRUCTORS.md").write_text(chinese, encoding="utf-8")
     assert not [p for p in zh_edition.document_problems() if "minutes table" in p]
     assert len(zh_edition.minutes_rows(tmp_path / "notebooks" / "INSTRUCTORS.md")) >= 9
-    row = "| 02_naive_bpe | 39 |"
-    assert row in english
+    row = next(line for line in english.splitlines() if line.startswith("| 02_naive_bpe | "))
+    changed = row.replace("| 02_naive_bpe | ", "| 02_naive_bpe | 1", 1)  # one more slide digit
     (tmp_path / "notebooks" / "INSTRUCTORS.md").write_text(
-        english.replace(row, "| 02_naive_bpe | 41 |"), encoding="utf-8")
+        english.replace(row, changed), encoding="utf-8")
     found = [p for p in zh_edition.document_problems() if "minutes table" in p]
     assert found == ["notebooks/zh-CN/INSTRUCTORS.md: its minutes table is not the English "
                      "guide's: copy the rows of notebooks/INSTRUCTORS.md's table (only the "
