@@ -21,7 +21,7 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from .wordtable import WordTable
-from .workers import worker_ignores_ctrl_c
+from .workers import ctrl_c_held, worker_ignores_ctrl_c
 
 #: The fewest distinct pretokens worth a share of the first merges in a process of its own:
 #: a helper with fewer would cost more to start than it saves (see :class:`MergeHelpers`).
@@ -106,7 +106,8 @@ class MergeHelpers:
             given = [share]
             ours = [here, *self.connections]  # for the helper to close its copies of
             process = context.Process(target=help_merge, args=(there, ours, given), daemon=True)
-            process.start()
+            with ctrl_c_held():  # until the helper ignores it (see ctrl_c_held)
+                process.start()
             given.clear()
             there.close()
             self.connections.append(here)
