@@ -160,18 +160,17 @@ def train_here(who: str, path: str, vocab_size: int, special_tokens: list[str]) 
             "lengths": [len(token) for token in tokens]}
 
 
-def tree_rss(pid: int) -> int:
-    """The resident memory of process ``pid`` and of all its descendants, summed (bytes).
-
-    Pages a forked worker still shares with its parent count twice, so this is an upper
-    bound on what the tree holds, never flattering a trainer that uses workers."""
+def tree_memory(pid: int) -> int:
+    """The memory of process ``pid`` and of all its descendants, summed (bytes): their
+    proportional set size, in which a page shared by ``n`` processes (a forked worker shares
+    its parent's) counts ``1/n`` in each, so the sum counts every page once."""
     total, pending = 0, [pid]
     while pending:
         current = pending.pop()
         try:
-            with open(f"/proc/{current}/status", encoding="ascii") as status:
-                total += next((int(line.split()[1]) * 1024 for line in status
-                               if line.startswith("VmRSS:")), 0)
+            with open(f"/proc/{current}/smaps_rollup", encoding="ascii") as rollup:
+                total += next((int(line.split()[1]) * 1024 for line in rollup
+                               if line.startswith("Pss:")), 0)
             for task in os.listdir(f"/proc/{current}/task"):
                 with open(f"/proc/{current}/task/{task}/children", encoding="ascii") as children:
                     pending += map(int, children.read().split())
@@ -181,7 +180,7 @@ def tree_rss(pid: int) -> int:
 
 
 def run_child(command: list[str], every: float = 0.02) -> tuple[subprocess.CompletedProcess, int]:
-    """Run ``command``; also the peak of :func:`tree_rss`, sampled every ``every`` seconds
+    """Run ``command``; also the peak of :func:`tree_memory`, sampled every ``every`` seconds
     from here (a thread in the trainer itself would compete with it for the interpreter)."""
     child = subprocess.Popen(command, cwd=REPO_ROOT, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True)
@@ -191,7 +190,7 @@ def run_child(command: list[str], every: float = 0.02) -> tuple[subprocess.Compl
     def sample() -> None:
         nonlocal peak
         while not done.wait(every):
-            peak = max(peak, tree_rss(child.pid))
+            peak = max(peak, tree_memory(child.pid))
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
@@ -215,7 +214,7 @@ def train_pair(path: Path, vocab_size: int, special_tokens: Sequence[str], runs:
                 raise RuntimeError(f"{' '.join(command)} failed:\n{done.stderr}")
             run = json.loads(done.stdout.splitlines()[-1])
             run["peak"] = max(run["main"], run["worker"] or 0)
-            run["tree"] = max(tree, run["main"])  # the sampled sum, at least the exact main
+            run["tree"] = tree
             if abs(run["vocab"] - vocab_size) > 0.01 * vocab_size:
                 raise SystemExit(f"FAIL  {who} stopped at vocab {run['vocab']} of {vocab_size}")
             if who not in best or run["wall"] < best[who]["wall"]:
@@ -550,8 +549,9 @@ def scale(corpora: list[tuple[str, Path, list[str]]], vocab_size: int, runs: int
     table("Training at scale (ours: train_bpe; rustbpe: nanochat's trainer; HF: BpeTrainer)",
           header, rows)
     print(f"\nEach trainer in a fresh process, fastest of {runs} run(s), by turns. Peak: the "
-          "resident memory of the process and all its workers summed, sampled every 20 ms "
-          "(pages a forked worker shares with its parent count twice). rustbpe reads the "
+          "memory of the process and all its workers summed (proportional set size, so a page "
+          "a forked worker shares with its parent counts once), sampled every 20 ms. rustbpe "
+          "reads the "
           "file a block at a time and gets the text between special tokens. CPU/wall: CPU "
           "time of our process and its workers over wall time.")
     print_load("end")
