@@ -14,7 +14,9 @@ GPT-2's pattern; ``--runs N`` runs each N times by turns and keeps its fastest r
 the small ``corpus.en`` runs in this process, best of ``--repeat``.
 Shapes lay the standard library's source out so that the safe places to cut it for parallel
 counting differ. Scale builds its corpus from the text and code installed here, cached in
-``.bench-cache/``; other machines hold other files, so compare ratios, not times.
+``.bench-cache/``; other machines hold other files, so compare ratios, not times. Its rows put
+nanochat's ``rustbpe`` beside HF, with its merges as a gate (see below), and each trainer's
+peak is its whole process tree's memory, summed (:func:`tree_memory`).
 Pathological files are each a single pretoken under GPT-2's pattern (one letter, one pair
 repeated, spaces, random digits); there the peer is nanochat's ``rustbpe``, and its merges
 are the gate: the same as ours, or the same up to a tie that the two break differently.
@@ -526,34 +528,38 @@ def scale(corpora: list[tuple[str, Path, list[str]]], vocab_size: int, runs: int
     for name, path, special_tokens in corpora:
         runs_of = train_pair(path, vocab_size, special_tokens, runs, peers)
         ours, hf, rust = runs_of["ours"], runs_of["hf"], runs_of.get("rustbpe")
-        cells = [seconds(ours["wall"]), f"{ours['cores']:.2f}", size(ours["tree"])]
+        done = [run for run in (ours, rust, hf) if run]
+        cells = [" / ".join(seconds(run["wall"]) for run in done),
+                 " / ".join(f"{run['wall'] * run['cores']:.1f} s" for run in done),
+                 " / ".join(size(run["tree"]) for run in done)]
         goals = []
         if rust is None:
-            cells += ["-", "-", "-", "-", "rustbpe: not installed"]
+            cells += ["-", "-", "-", "rustbpe: not installed"]
         else:
             note = tie_note(path, ours, rust, vocab_size, special_tokens)
             passed &= not note.startswith("FAIL")
             print(f"{'FAIL' if note.startswith('FAIL') else 'PASS'}  merges == rustbpe's: "
                   f"{name}: {note}")
             time_ratio, memory = ours["wall"] / rust["wall"], ours["tree"] / rust["tree"]
-            cells += [seconds(rust["wall"]), size(rust["tree"]), f"{time_ratio:.2f}x",
-                      f"{memory:.2f}x", note.split(":")[0]]
+            cpu_ratio = ours["wall"] * ours["cores"] / (rust["wall"] * rust["cores"])
+            cells += [f"{time_ratio:.2f}x", f"{cpu_ratio:.2f}x", f"{memory:.2f}x",
+                      note.split(":")[0]]
             goals += [verdict(time_ratio, 1), verdict(memory, 1)]
-        cells += [seconds(hf["wall"]), size(hf["tree"]), ratio(ours["wall"], hf["wall"])]
+        cells.append(ratio(ours["wall"], hf["wall"]))
         goals.append(verdict(ours["wall"] / hf["wall"], 0.5))
         rows.append([name, size(path.stat().st_size), f"{vocab_size:,}", *cells, ", ".join(goals)])
-    header = ["corpus", "size", "vocab", "ours", "CPU/wall", "ours peak", "rustbpe",
-              "rustbpe peak", "time vs rustbpe", "peak vs rustbpe", "merges vs rustbpe", "HF",
-              "HF peak", "time vs HF",
-              "goals: <= 1x rustbpe, peak <= rustbpe's, <= 0.5x HF"]
+    who = " / ".join(["ours", "rustbpe", "HF"] if "rustbpe" in peers else ["ours", "HF"])
+    header = ["corpus", "size", "vocab", f"time: {who}", f"CPU time: {who}", f"peak: {who}",
+              "time vs rustbpe", "CPU time vs rustbpe", "peak vs rustbpe", "merges vs rustbpe",
+              "time vs HF", "goals: <= 1x rustbpe, peak <= rustbpe's, <= 0.5x HF"]
     table("Training at scale (ours: train_bpe; rustbpe: nanochat's trainer; HF: BpeTrainer)",
           header, rows)
     print(f"\nEach trainer in a fresh process, fastest of {runs} run(s), by turns. Peak: the "
           "memory of the process and all its workers summed (proportional set size, so a page "
-          "a forked worker shares with its parent counts once), sampled every 20 ms. rustbpe "
-          "reads the "
-          "file a block at a time and gets the text between special tokens. CPU/wall: CPU "
-          "time of our process and its workers over wall time.")
+          "a forked worker shares with its parent counts once), sampled every 20 ms. CPU "
+          "time: of the process and its workers, all threads; on a busy machine it moves less "
+          "than wall time does. rustbpe reads the file a block at a time and gets the text "
+          "between special tokens.")
     print_load("end")
     return 0 if passed else 1
 

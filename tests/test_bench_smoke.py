@@ -39,7 +39,7 @@ def test_scale_rows_put_rustbpe_beside_hf_with_its_merges_as_a_gate(tmp_path, ca
     out = capsys.readouterr().out
     assert status == 0, out
     assert "PASS  merges == rustbpe's: installed-0.5MB.txt: " in out
-    assert "| rustbpe | rustbpe peak | time vs rustbpe |" in out
+    assert "| time: ours / rustbpe / HF | CPU time: ours / rustbpe / HF |" in out
 
 
 def test_rustbpe_gets_the_text_between_special_tokens_across_blocks(tmp_path) -> None:
