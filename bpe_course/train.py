@@ -80,7 +80,6 @@ def heap_key(token: bytes) -> bytes:
     return token.translate(COMPLEMENT).replace(b"\xff", b"\xff\x00") + KEY_END
 
 
-@cycle_collector_paused
 def train_from_counts(
     word_counts: Mapping[str | bytes, int],
     vocab_size: int,
@@ -102,11 +101,25 @@ def train_from_counts(
     >>> merges
     [(b'w', b'e'), (b'l', b'o'), (b'we', b's')]
     """
+    return _train([word_counts], vocab_size, special_tokens, progress, num_processes)
+
+
+@cycle_collector_paused
+def _train(
+    handed: list[Mapping[str | bytes, int]],
+    vocab_size: int,
+    special_tokens: Sequence[str],
+    progress: bool,
+    num_processes: int | None,
+) -> tuple[Vocab, Merges]:
+    """:func:`train_from_counts`'s work on the counts in ``handed``, a list it empties once it
+    has read them: counts that nobody else keeps (:func:`train_bpe`'s) are then freed before
+    the helpers fork and the tables grow, which lowers the peak (about 30 MB at 100 MB)."""
     special_tokens, num_merges, vocab = start_training(vocab_size, special_tokens)
     processes = process_count(num_processes)
     merges: Merges = []
     # 1. count pretokens once (a single byte has no pair and never changes)
-    words = [(data, count) for data, count in word_bytes(word_counts, special_tokens) if data[1:]]
+    words = [(data, count) for data, count in word_bytes(handed.pop(), special_tokens) if data[1:]]
     last_id = len(vocab) - 1 + min(num_merges, sum(len(data) - 1 for data, _ in words))
     if last_id >= MAX_TOKEN_IDS:
         raise ValueError(
@@ -221,9 +234,9 @@ def train_bpe(
         input_path, vocab_size, special_tokens, pattern, num_processes, progress, errors, executor,
         max_pretoken_bytes,
     )
-    return train_from_counts(
-        counts, vocab_size, specials, progress=progress, num_processes=num_processes
-    )
+    handed = [counts]  # _train takes the counts out of the list, and so frees them
+    del counts
+    return _train(handed, vocab_size, specials, progress, num_processes)
 
 
 # train_bpe_naive repeats train_bpe's signature on purpose: the two are drop-in swaps.
