@@ -126,8 +126,9 @@ def _train(
             f"vocab_size={vocab_size} could need token id {last_id:,}, but this trainer "
             f"stores a token as one character, so ids stop at {MAX_TOKEN_IDS - 1:,}"
         )
-    with shared_word_table(words, processes) as table:  # helper processes, if they pay
-        del words
+    sharing = shared_word_table(words, processes)  # helper processes, if they pay
+    del words  # the table reads the words and frees them as it goes
+    with sharing as table:
         heap = PairHeap(table.pair_counts, vocab)
         with progress_bar(progress, num_merges, desc="merges", unit="merge") as bar:
             bar.refresh()  # drawn only now that the block will close it (see progress_bar)
