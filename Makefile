@@ -2,8 +2,10 @@
 #   make lab   create .venv if needed, install the course, open JupyterLab on notebooks/
 #   make test  create .venv if needed, install, run ruff, the unit tests and every notebook (nbval)
 #   make slides        one reveal.js deck per notebook in build/slides/, working with no network
+#                      (and build/slides/zh-CN/ for the Chinese notebooks, once make zh built them)
 #   make check-slides  open every deck in headless Chromium and fail if a slide overflows
-#   make check-rise    present a notebook live with RISE in headless Chromium, offline
+#   make check-rise    present notebooks live with RISE in headless Chromium, offline; measure
+#                      every slide with a token picture
 #   make grade SUBMISSIONS=dir   run learners' notebooks; right / wrong / not written per exercise
 #   make zh    rebuild the Chinese notebooks (notebooks/zh-CN/) from the English ones and their
 #              translation files, and run them to store their outputs
@@ -12,6 +14,8 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 SLIDES_OUT := build/slides
+# The Chinese edition's notebooks, once `make zh` has built them (none: no Chinese decks).
+ZH_NOTEBOOKS = $(wildcard notebooks/zh-CN/[0-9][0-9]_*.ipynb)
 NODE_STAMP := slides/node_modules/.installed
 # The slide tests need reveal.js & co. from npm (and Chromium); without them they skip, saying why.
 NPM := $(shell command -v npm 2>/dev/null)
@@ -48,6 +52,7 @@ bench: $(STAMP)
 	$(BIN)/python -m bench.train --pathological --runs 3
 	$(BIN)/python -m bench.encode
 	$(BIN)/python -m bench.encode --adversarial
+	$(BIN)/python -m bench.encode_array
 
 # 300 MB of the text and code installed on this machine, vocab 32,000 (several minutes).
 bench-scale: $(STAMP)
@@ -61,9 +66,10 @@ $(NODE_STAMP): slides/package.json slides/package-lock.json
 
 slides: $(STAMP) $(NODE_STAMP)
 	$(BIN)/python -m tools.build_slides --out $(SLIDES_OUT)
+	$(if $(ZH_NOTEBOOKS),$(BIN)/python -m tools.build_slides --lang zh-CN --out $(SLIDES_OUT)/zh-CN $(ZH_NOTEBOOKS))
 
 check-slides: slides
-	$(BIN)/python -m tools.check_slides $(SLIDES_OUT)/*.slides.html
+	$(BIN)/python -m tools.check_slides $(SLIDES_OUT)/*.slides.html $(if $(ZH_NOTEBOOKS),$(SLIDES_OUT)/zh-CN/*.slides.html)
 
 # Grade a class: every learner's notebook under SUBMISSIONS, one row per exercise.
 SUBMISSIONS ?= submissions
@@ -72,7 +78,7 @@ grade: $(STAMP)
 
 # Live presenting: RISE in JupyterLab, checked in headless Chromium with no network.
 check-rise: $(STAMP)
-	$(BIN)/python -m tools.check_rise notebooks/02_naive_bpe.ipynb
+	$(BIN)/python -m tools.check_rise
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis build slides/node_modules

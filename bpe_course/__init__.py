@@ -34,6 +34,7 @@ _HOMES = {
     "get_encoding": "encodings",
     "list_encoding_names": "encodings",
     "encode_naive": "naive",
+    "encode_to_array": "formats.arrays",
     "get_pair_counts": "naive",
     "merge": "naive",
     "train_from_counts_naive": "naive",
@@ -58,6 +59,7 @@ if TYPE_CHECKING:  # what type checkers and editors see; ruff cannot read __all_
         get_encoding,
         list_encoding_names,
     )
+    from .formats.arrays import encode_to_array  # noqa: F401
     from .naive import encode_naive, get_pair_counts, merge, train_from_counts_naive  # noqa: F401
     from .pretokens import (  # noqa: F401
         GPT2_PATTERN,

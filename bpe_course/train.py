@@ -106,15 +106,11 @@ def train_from_counts(
 
 @cycle_collector_paused
 def _train(
-    handed: list[Mapping[str | bytes, int]],
-    vocab_size: int,
-    special_tokens: Sequence[str],
-    progress: bool,
-    num_processes: int | None,
+    handed: list[Mapping[str | bytes, int]], vocab_size: int, special_tokens: Sequence[str],
+    progress: bool, num_processes: int | None,
 ) -> tuple[Vocab, Merges]:
-    """:func:`train_from_counts`'s work on the counts in ``handed``, a list it empties once it
-    has read them: counts that nobody else keeps (:func:`train_bpe`'s) are then freed before
-    the helpers fork and the tables grow, which lowers the peak (about 30 MB at 100 MB)."""
+    """:func:`train_from_counts` on the counts in ``handed``, a list it empties once it has read
+    them, so that counts nobody else keeps (:func:`train_bpe`'s) are freed before tables grow."""
     special_tokens, num_merges, vocab = start_training(vocab_size, special_tokens)
     processes = process_count(num_processes)
     merges: Merges = []

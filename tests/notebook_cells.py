@@ -87,3 +87,20 @@ def assert_accepted(capsys: Any, checker: Callable[..., bool], answer: tuple) ->
     passed, printed = verdict(capsys, checker, *answer)
     assert passed is True, printed
     assert printed == "Correct!\n", printed
+
+
+def assert_rejected_in_chinese(capsys: Any, checker: Callable[..., bool], answer: tuple,
+                               hint: str) -> None:
+    """In the Chinese edition (``use_language("zh-CN")``) the checker refuses ``answer`` with
+    its own Chinese hint, which contains ``hint``; the language is put back afterwards."""
+    from bpe_course.course.checks import harness
+
+    before = harness._chosen
+    harness.use_language("zh-CN")
+    try:
+        passed, printed = verdict(capsys, checker, *answer)
+    finally:
+        harness._chosen = before
+    assert passed is False, printed
+    assert printed.startswith("还差一点："), printed
+    assert hint in printed, printed

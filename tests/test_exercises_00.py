@@ -1,8 +1,9 @@
 """Notebook 00 (why tokenization matters): its exercise checks reject plausible wrong answers.
 
-Each checker lives in its notebook (cells tagged ``exercise-checker``); these tests load it,
-run it on the collapsed solution (it must pass) and on the mistakes a learner is likely to
-make (each must fail, with a hint that names the mistake).
+The checkers live in :mod:`bpe_course.course.checks.why_tokenization`; the collapsed
+solutions in the notebook (cells tagged ``solution``). These tests run each checker on the
+solution (it must pass) and on the mistakes a learner is likely to make (each must fail, with
+a hint that names the mistake).
 """
 
 from __future__ import annotations
@@ -10,12 +11,15 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from notebook_cells import assert_accepted, assert_rejected, load_exercises
+from notebook_cells import assert_accepted, assert_rejected, assert_rejected_in_chinese, run_cells
+
+from bpe_course.course.checks import why_tokenization
 
 
 @pytest.fixture(scope="module")
 def nb00() -> dict[str, Any]:
-    return load_exercises("00_why_tokenization_matters")
+    """The checks module's names, and the notebook's solutions run beside them."""
+    return run_cells("00_why_tokenization_matters", "solution", dict(vars(why_tokenization)))
 
 
 @pytest.mark.parametrize("exercise", ["reverse_ids", "group_from_right"])
@@ -124,6 +128,38 @@ def test_group_from_right_check_rejects(nb00, capsys, wrong, hint):
     assert_rejected(capsys, nb00["check_group_from_right"], (wrong,), hint)
 
 
+@pytest.mark.parametrize(
+    ("wrong", "hint"),
+    [
+        (reverse_token_order, "你把词元的顺序倒过来了"),
+        (reverse_bytes, "有字符被切开了"),
+        (reverse_bytes_strict, "倒过来的字节不是 UTF-8"),
+        (reverse_each_token, "要把整段倒序文本一次编码"),
+        (reverse_words, "的 id，即"),
+        (reversed_text_not_ids, "应返回 id 列表"),
+        (gpt2_only, "请用传给你的 `tokenizer`"),
+        (returns_none, "reverse_ids 返回了 None"),
+    ],
+)
+def test_reverse_ids_check_hints_in_chinese(nb00, capsys, wrong, hint):
+    assert_rejected_in_chinese(capsys, nb00["check_reverse_ids"], (wrong,), hint)
+
+
+@pytest.mark.parametrize(
+    ("wrong", "hint"),
+    [
+        (group_from_left, "你是从左往右分组的"),
+        (group_with_empty_head, "不能有空的分组"),
+        (group_with_int_format, "int() 会丢掉开头的 0"),
+        (group_with_empty_string_group, "不能有空的分组"),
+        (groups_in_reverse_order, "从左到右"),
+        (groups_as_one_string, "应返回字符串列表"),
+    ],
+)
+def test_group_from_right_check_hints_in_chinese(nb00, capsys, wrong, hint):
+    assert_rejected_in_chinese(capsys, nb00["check_group_from_right"], (wrong,), hint)
+
+
 def test_check_exercise_checks_the_solution_while_the_stub_is_unwritten(nb00, capsys):
     def group_from_right(digits):
         raise NotImplementedError("your turn")
@@ -133,7 +169,7 @@ def test_check_exercise_checks_the_solution_while_the_stub_is_unwritten(nb00, ca
     solution = nb00["solution_group_from_right"]
     assert check(group_from_right, solution, checker) is solution
     out = capsys.readouterr().out
-    assert "`group_from_right` is not written yet" in out and "Correct!" in out
+    assert "`group_from_right` is not written yet" in out and "Correct!" not in out
     assert check(group_from_left, solution, checker) is solution  # wrong: later cells use ours
     assert "grouped from the left" in capsys.readouterr().out
     assert check(solution, solution, checker) is solution

@@ -1,30 +1,48 @@
 """Notebook 04 (fast training): its exercise checks reject wrong answers and accept the
 solutions.
 
-Each checker cell (tag ``exercise-checker``) is run in a fresh namespace together with the
-notebook's solution cells (tag ``solution``); the few notebook globals a solution uses are
-supplied here. Every wrong answer below is one a learner could plausibly write; each must make
-its checker return False with a hint that names the mistake.
+The checkers live in :mod:`bpe_course.course.checks.fast_training`; the solutions are the
+notebook's hidden ``solution`` cells, run here in a namespace that holds the checks module's
+names and the few notebook globals a solution uses. Every wrong answer below is one a learner
+could plausibly write; each must make its checker return False with a hint that names the
+mistake.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 import pytest
-from notebook_cells import assert_accepted, assert_rejected, load_exercises
+from notebook_cells import assert_accepted, assert_rejected, load_notebook, run_cells
 
-from bpe_course import merge
+from bpe_course import merge, pretokenize, split_on_special_tokens
+from bpe_course.course.checks import fast_training
+from bpe_course.course.checks.harness import check_exercise
 from bpe_course.train import descending_key
 
 EOT = "<|endoftext|>"
+IM_END = "<|im_end|>"
+
+
+def run_cell_starting(notebook: str, start: str, namespace: dict[str, Any]) -> None:
+    """Run the one code cell whose source starts with ``start`` (a lesson cell a solution needs)."""
+    sources = ["".join(cell["source"]) for cell in load_notebook(notebook)["cells"]
+               if cell["cell_type"] == "code" and "".join(cell["source"]).startswith(start)]
+    assert len(sources) == 1, f"{len(sources)} cells start with {start!r}"
+    exec(compile(sources[0], f"<cell {start}>", "exec"), namespace)
 
 
 @pytest.fixture(scope="module")
 def nb04() -> dict[str, Any]:
-    return load_exercises(
-        "04_fast_training", merge_ids=merge, descending_key=descending_key, EOT=EOT
-    )
+    namespace = {"__name__": "exercises", **vars(fast_training), "merge_ids": merge,
+                 "descending_key": descending_key, "EOT": EOT, "Counter": Counter,
+                 "split_on_special_tokens": split_on_special_tokens, "pretokenize": pretokenize,
+                 "check_exercise": check_exercise}
+    namespace["python_source"] = lambda size: ""  # the cell defining count_words also reads 1 MB
+    for start in ["text = python_source", "def start_vocab", "def train_recount"]:
+        run_cell_starting("04_fast_training", start, namespace)
+    return run_cells("04_fast_training", "solution", namespace)
 
 
 def count_pair_non_overlapping(counts, left, right):
@@ -131,54 +149,160 @@ def flip(token: bytes) -> bytes:
     return bytes(255 - x for x in token)
 
 
+def apply_merge_forgets_neighbours(pair, new_id, words, freqs, pair_counts, where):
+    """Takes the merged pair out and puts (x, Z) and (Z, y) in, but leaves (x, a) and (b, y)."""
+    changed, touched = set(), where.pop(pair)
+    for index in touched:
+        old, weight = words[index], freqs[index]
+        new = merge(old, pair, new_id)
+        pair_counts[pair] -= weight * sum(1 for p in zip(old, old[1:]) if p == pair)
+        changed.add(pair)
+        for i in range(len(new)):
+            if new[i] == new_id:
+                for p in ([(new[i - 1], new_id)] if i > 0 else []) + (
+                        [(new_id, new[i + 1])] if i + 1 < len(new) else []):
+                    pair_counts[p] += weight
+                    changed.add(p)
+                    where[p].add(index)
+        words[index] = new
+    for p in changed:
+        if pair_counts[p] <= 0:
+            del pair_counts[p]
+    return changed, len(touched)
+
+
+APPLY_MERGE_WRONG.append((apply_merge_forgets_neighbours, "destroys (x, a) and (b, y)"))
+
+
+def heap_key_usual_rule(count, left, right):
+    """The key shown earlier in the notebook, for the trainer's usual rule."""
+    return (-count, descending_key(left) + descending_key(right))
+
+
 HEAP_KEY_WRONG = [  # check_heap_key: (wrong answer, what its hint must say)
         (lambda count, left, right: (-count, flip(left) + flip(right)), "same key"),
-        (lambda count, left, right: (-count, flip(left), flip(right)), "own prefix"),
-        (lambda count, left, right: (-count, descending_key(left + right)), "same key"),
-        (lambda n, left, right: (n, descending_key(left) + descending_key(right)), "-count"),
-        (lambda count, left, right: (-count, left, right), "greater (left, right)"),
-        (lambda count, left, right: None, "same key"),
+        (lambda count, left, right: (-count, flip(left + right), -len(left)), "own prefix"),
+        (lambda count, left, right: (-count, descending_key(left + right)), "longer `left`"),
+        (lambda n, left, right: (n, descending_key(left + right), -len(left)), "-count"),
+        (lambda count, left, right: (-count, left + right, -len(left)), "greater merged token"),
+        (lambda count, left, right: (-count, descending_key(left + right), len(left)),
+         "the longer `left` must come first"),
+        (heap_key_usual_rule, "usual rule"),
+        (lambda count, left, right: None, "a `return` is missing"),
 ]
+
+
+def safe_cut_forgot_return(data, position, special_tokens):
+    found = [data.find(token.encode(), position) for token in special_tokens]
+    min((start for start in found if start >= 0), default=len(data))  # computed, never returned
 
 
 SAFE_CUT_WRONG = [  # check_safe_cut: (wrong answer, what its hint must say)
-        (lambda data, position: data.find(EOT.encode(), position), "not -1"),
-        (lambda data, position: data.index(EOT.encode(), position), "raised"),
-        (lambda data, position: max(data.find(EOT.encode()), 0), "search from `position`"),
-        (
-            lambda data, position: (
-                len(data) if (found := data[position:].find(EOT.encode())) < 0 else found
-            ),
-            "add `position`",
-        ),
-        (
-            lambda data, position: (
-                len(data) if (found := data.find(EOT.encode(), position)) < 0 else found + len(EOT)
-            ),
-            "where the token starts",
-        ),
+        (lambda data, position, specials: min(data.find(t.encode(), position) for t in specials),
+         "not a cut"),
+        (lambda data, position, specials: min(data.index(t.encode(), position) for t in specials),
+         "raised"),
+        (lambda data, position, specials: min(
+            (f for t in specials if (f := data.find(t.encode())) >= 0), default=len(data)),
+         "search from `position`"),
+        (lambda data, position, specials: min(
+            (f for t in specials if (f := data[position:].find(t.encode())) >= 0),
+            default=len(data)),
+         "add `position`"),
+        (lambda data, position, specials: min(
+            (f + len(t.encode()) for t in specials if (f := data.find(t.encode(), position)) >= 0),
+            default=len(data)),
+         "where the token starts"),
+        (lambda data, position, specials: (
+            len(data) if (found := data.find(specials[0].encode(), position)) < 0 else found),
+         "take the earliest start over all of them"),
+        (lambda data, position, specials: min(
+            (f for t in specials if (f := data.find(t, position)) >= 0), default=len(data)),
+         "encode them"),
+        (safe_cut_forgot_return, "a `return` is missing"),
 ]
 
 
+def test_a_forgotten_return_in_safe_cut_is_a_hint_not_a_crash(nb04, capsys):
+    solution = nb04["solution_safe_cut"]
+    assert check_exercise(safe_cut_forgot_return, solution, nb04["check_safe_cut"]) is solution
+    printed = capsys.readouterr().out
+    assert "safe_cut returned None" in printed and "Traceback" not in printed
+
+
+# train_with_specials: the two slips the issue names, and two more ---------------------------
+
+def trainer(count, specials_first=True, cut_specials=True, merges_for_specials=False):
+    """A from-scratch trainer; ``count`` is "pretokens" (right) or "bytes" (pairs across
+    pretoken boundaries). ``specials_first=False`` numbers the special tokens after the merges;
+    ``cut_specials=False`` leaves the special tokens in the text; ``merges_for_specials`` lets
+    the special tokens use up merges."""
+
+    def train_with_specials(text, num_merges, special_tokens):
+        documents = split_on_special_tokens(text, special_tokens)[::2] if cut_specials else [text]
+        words = Counter()
+        for document in documents:
+            if count == "pretokens":
+                words.update(pretokenize(document))
+            else:
+                words[document] += 1
+        vocab = {i: bytes([i]) for i in range(256)}
+        if specials_first:
+            for token in special_tokens:
+                vocab[len(vocab)] = token.encode()
+        table = [(list(word.encode()), n) for word, n in words.items() if word]
+        merges = []
+        for _ in range(num_merges - (len(special_tokens) if merges_for_specials else 0)):
+            pairs = Counter()
+            for ids, n in table:
+                for pair in zip(ids, ids[1:]):
+                    pairs[pair] += n
+            if not pairs:
+                break
+            best = max(pairs, key=lambda p: (pairs[p], vocab[p[0]], vocab[p[1]]))
+            vocab[len(vocab)] = vocab[best[0]] + vocab[best[1]]
+            merges.append((vocab[best[0]], vocab[best[1]]))
+            table = [(merge(ids, best, len(vocab) - 1), n) for ids, n in table]
+        if not specials_first:
+            for token in special_tokens:
+                vocab[len(vocab)] = token.encode()
+        return vocab, merges
+
+    return train_with_specials
+
+
+TRAIN_WITH_SPECIALS_WRONG = [  # check_train_with_specials: (wrong answer, what its hint must say)
+        (trainer("bytes"), "merges never cross a pretoken boundary"),
+        (trainer("pretokens", specials_first=False), "special tokens take the ids right after"),
+        (trainer("pretokens", cut_specials=False), "occurs only inside a special token"),
+        (trainer("pretokens", merges_for_specials=True), "they do not use up merges"),
+        (lambda text, n, specials: None, "a `return` is missing"),
+]
+
+
+def test_the_from_scratch_trainer_is_right_when_nothing_is_weakened(nb04, capsys):
+    # the wrong answers above are this trainer with one rule broken, so it must pass as it is
+    assert_accepted(capsys, nb04["check_train_with_specials"], (trainer("pretokens"),))
+
+
 def test_check_exercise_falls_back_to_the_solution_until_the_learner_passes(nb04, capsys):
-    check_exercise = nb04["check_exercise"]
     solution = nb04["solution_safe_cut"]
 
-    def safe_cut(data, position):
+    def safe_cut(data, position, special_tokens):
         raise NotImplementedError("your turn")
 
     assert check_exercise(safe_cut, solution, nb04["check_safe_cut"]) is solution
     assert "`safe_cut` is not written yet" in capsys.readouterr().out
 
-    def wrong(data, position):
+    def wrong(data, position, special_tokens):
         return data.find(EOT.encode(), position)
 
     assert check_exercise(wrong, solution, nb04["check_safe_cut"]) is solution
     assert "Not yet" in capsys.readouterr().out
 
-    def right(data, position):
-        found = data.find(EOT.encode(), position)
-        return len(data) if found < 0 else found
+    def right(data, position, special_tokens):
+        found = [data.find(token.encode(), position) for token in special_tokens]
+        return min((start for start in found if start >= 0), default=len(data))
 
     assert check_exercise(right, solution, nb04["check_safe_cut"]) is right
     assert capsys.readouterr().out == "Correct!\n"
@@ -191,6 +315,7 @@ REJECTIONS = [
     *[("check_apply_merge", wrong, hint) for wrong, hint in APPLY_MERGE_WRONG],
     *[("check_heap_key", wrong, hint) for wrong, hint in HEAP_KEY_WRONG],
     *[("check_safe_cut", wrong, hint) for wrong, hint in SAFE_CUT_WRONG],
+    *[("check_train_with_specials", wrong, hint) for wrong, hint in TRAIN_WITH_SPECIALS_WRONG],
 ]
 
 
@@ -208,6 +333,7 @@ SOLUTIONS = [
     ("check_apply_merge", "solution_apply_merge"),
     ("check_heap_key", "solution_heap_key"),
     ("check_safe_cut", "solution_safe_cut"),
+    ("check_train_with_specials", "solution_train_with_specials"),
 ]
 
 

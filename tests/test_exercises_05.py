@@ -1,10 +1,10 @@
 """Notebook 05 (OpenAI's files): its exercise checks reject wrong answers and accept the
 solutions.
 
-Each checker cell (tag ``exercise-checker``) is run in a fresh namespace together with the
-notebook's solution cells (tag ``solution``); the few notebook globals a solution uses are
-supplied here. Every wrong answer below is one a learner could plausibly write; each must make
-its checker return False with a hint that names the mistake.
+The checkers live in :mod:`bpe_course.course.checks.openai_files`; the solutions are the
+notebook's hidden ``solution`` cells, run here with the checks module's names and the few
+notebook globals a solution uses. Every wrong answer below is one a learner could plausibly
+write; each must make its checker return False with a hint that names the mistake.
 """
 
 from __future__ import annotations
@@ -13,14 +13,17 @@ import base64
 from typing import Any
 
 import pytest
-from notebook_cells import assert_accepted, assert_rejected, load_exercises
+from notebook_cells import assert_accepted, assert_rejected, run_cells
 
+from bpe_course.course.checks import openai_files
 from bpe_course.formats.gpt2 import bytes_to_unicode
 
 
 @pytest.fixture(scope="module")
 def nb05() -> dict[str, Any]:
-    return load_exercises("05_openai_files", byte_to_char=bytes_to_unicode(), base64=base64)
+    namespace = {"__name__": "exercises", **vars(openai_files),
+                 "byte_to_char": bytes_to_unicode(), "base64": base64}
+    return run_cells("05_openai_files", "solution", namespace)
 
 
 SPELL_WRONG = [  # check_spell: (wrong answer, what its hint must say)
@@ -43,12 +46,35 @@ BYTE_ID_WRONG = [  # check_byte_id: (wrong answer, what its hint must say)
 ]
 
 
-TIKTOKEN_LINE_WRONG = [  # check_tiktoken_line: (wrong answer, what its hint must say)
-        (lambda token, rank: f"{base64.b64encode(token)} {rank}", "returns bytes"),
-        (lambda token, rank: f"{base64.urlsafe_b64encode(token).decode()} {rank}", "URL-safe"),
-        (lambda token, rank: f"{base64.b64encode(token).decode()} {rank}\n", "newline"),
-        (lambda token, rank: f"{token.hex()} {rank}", "in base64, one space"),
-        (lambda token, rank: f"{base64.b64encode(token).decode()} {rank + 1}", "in base64"),
+def b64(token: bytes) -> str:
+    return base64.b64encode(token).decode("ascii")
+
+
+def file_of(line, order=sorted, keep_specials=False, end="\n", rank=None):
+    """A tiktoken_file answer built from ``line(token, rank)``, with one step changed."""
+
+    def tiktoken_file(vocab, special_tokens):
+        specials = {token.encode() for token in special_tokens}
+        kept = [(i, t) for i, t in order(vocab.items()) if keep_specials or t not in specials]
+        lines = [line(t, i if rank is None else rank(n, i)) for n, (i, t) in enumerate(kept)]
+        return "".join(text + end for text in lines) if end else "\n".join(lines)
+
+    return tiktoken_file
+
+
+TIKTOKEN_FILE_WRONG = [  # check_tiktoken_file: (wrong answer, what its hint must say)
+        (file_of(lambda token, rank: f"{base64.b64encode(token)} {rank}"), "returns bytes"),
+        (file_of(lambda token, rank: f"{base64.urlsafe_b64encode(token).decode()} {rank}"),
+         "URL-safe"),
+        (file_of(lambda token, rank: f"{b64(token)} {rank}", end=None), "newline"),
+        (file_of(lambda token, rank: f"{token.hex()} {rank}"), "in base64, one space"),
+        (file_of(lambda token, rank: f"{b64(token)} {rank + 1}"), "in base64"),
+        (file_of(lambda token, rank: f"{b64(token)} {rank}", keep_specials=True),
+         "special tokens are not in a .tiktoken file"),
+        (file_of(lambda token, rank: f"{b64(token)} {rank}", order=list), "in rank order"),
+        (file_of(lambda token, rank: f"{b64(token)} {rank}", rank=lambda line, token_id: line),
+         "not its line number"),
+        (lambda vocab, special_tokens: None, "a `return` is missing"),
 ]
 
 
@@ -57,7 +83,7 @@ TIKTOKEN_LINE_WRONG = [  # check_tiktoken_line: (wrong answer, what its hint mus
 REJECTIONS = [
     *[("check_spell", wrong, hint) for wrong, hint in SPELL_WRONG],
     *[("check_byte_id", wrong, hint) for wrong, hint in BYTE_ID_WRONG],
-    *[("check_tiktoken_line", wrong, hint) for wrong, hint in TIKTOKEN_LINE_WRONG],
+    *[("check_tiktoken_file", wrong, hint) for wrong, hint in TIKTOKEN_FILE_WRONG],
 ]
 
 
@@ -73,7 +99,7 @@ def test_check_rejects_the_wrong_answer(nb05, capsys, check, wrong, hint):
 SOLUTIONS = [
     ("check_spell", "solution_spell"),
     ("check_byte_id", "solution_byte_id"),
-    ("check_tiktoken_line", "solution_tiktoken_line"),
+    ("check_tiktoken_file", "solution_tiktoken_file"),
 ]
 
 

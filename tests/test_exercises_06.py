@@ -1,9 +1,10 @@
-"""Notebook 06 (encoding in practice): its exercise checks reject wrong answers and accept the
-solutions.
+"""Notebooks 06 (encoding in practice) and 06b (build your own tokenizer): their exercise
+checks reject wrong answers and accept the solutions.
 
-Each checker cell (tag ``exercise-checker``) is run in a fresh namespace together with the
-notebook's solution cells (tag ``solution``); the few notebook globals a solution uses are
-supplied here. Every wrong answer below is one a learner could plausibly write; each must make
+The checkers live in :mod:`bpe_course.course.checks.encoding_in_practice` (06) and
+:mod:`bpe_course.course.checks.build_your_own` (06b); the solutions are the notebooks' hidden
+``solution`` cells, run here with the checks modules' names and the few notebook globals a
+solution uses. Every wrong answer below is one a learner could plausibly write; each must make
 its checker return False with a hint that names the mistake.
 """
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 import codecs
 import json
 import random
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -20,8 +22,11 @@ from notebook_cells import assert_accepted, assert_rejected, load_notebook, run_
 from test_exercises_03 import split_in_given_order, split_unescaped
 
 from bpe_course import GPT2_PATTERN, pretokenize, split_on_special_tokens
+from bpe_course.course.checks import build_your_own, encoding_in_practice
 from bpe_course.course.data import python_source
 from bpe_course.formats.gpt2 import bytes_to_unicode
+
+EOT = "<|endoftext|>"
 
 
 def run_cell_starting(notebook: str, start: str, namespace: dict[str, Any]) -> None:
@@ -37,10 +42,11 @@ def run_cell_starting(notebook: str, start: str, namespace: dict[str, Any]) -> N
 
 @pytest.fixture(scope="module")
 def nb06() -> dict[str, Any]:
-    notebook = "06_encoding_in_practice"
-    namespace = {"__name__": "notebook_cells", "regex": regex, "json": json,
-                 "bytes_to_unicode": bytes_to_unicode}
-    run_cells(notebook, "exercise-checker", namespace)
+    namespace = {"__name__": "exercises", **vars(encoding_in_practice), **vars(build_your_own),
+                 "regex": regex, "json": json, "bytes_to_unicode": bytes_to_unicode,
+                 "GPT2_PATTERN": GPT2_PATTERN, "pieces": SimpleNamespace()}
+    run_cells("06_encoding_in_practice", "solution", namespace)
+    notebook = "06b_build_your_own_tokenizer"
     run_cell_starting(notebook, "class TokenizerBase", namespace)  # SolutionTokenizer's base
     run_cells(notebook, "solution", namespace)
     pieces = ["encode_stream", "encode_pretoken", "split_on_specials", "save_gpt2", "load_gpt2"]
@@ -152,12 +158,33 @@ def test_the_reference_encode_stream_is_right_on_many_random_streams(nb06):
         assert list(solution(iter(lines), tokenizer)) == tokenizer.encode("".join(lines))
 
 
-ENCODE_UNTRUSTED_WRONG = [  # check_encode_untrusted: (wrong answer, what its hint must say)
-        (lambda enc, text: enc.encode(text), "say that nothing is special"),
-        (lambda enc, text: enc.encode(text, allowed_special=set()), "say that nothing is special"),
-        (lambda enc, text: enc.encode(text, allowed_special="all"), "became its special id"),
-        (lambda enc, text: enc.encode(text.replace("<|", ""), disallowed_special=()), "decode to"),
-        (lambda enc, text: None, "returned None"),
+def documents_joined(**encode_options):
+    """Joins the documents with the separator first, then encodes the whole text once."""
+    return lambda enc, documents: enc.encode(EOT.join(documents), **encode_options)
+
+
+def documents_ordinary_with(join):
+    """Each document as text, separators placed by ``join(pieces, separator id)``."""
+
+    def encode_documents(enc, documents):
+        return join([enc.encode_ordinary(d) for d in documents], enc.encode_single_token(EOT))
+
+    return encode_documents
+
+
+def after_each(pieces, separator):
+    return [i for piece in pieces for i in [*piece, separator]]
+
+
+ENCODE_DOCUMENTS_WRONG = [  # check_encode_documents: (wrong answer, what its hint must say)
+        (documents_joined(), "a document is text from outside"),
+        (documents_joined(allowed_special=set()), "a document is text from outside"),
+        (documents_joined(allowed_special="all"), "a document's own text became a special token"),
+        (lambda enc, documents: enc.encode_ordinary(EOT.join(documents)), "no separator id"),
+        (lambda enc, documents: enc.encode(EOT.join(d.replace("<|", "") for d in documents),
+                                           allowed_special={EOT}), "decode to"),
+        (documents_ordinary_with(after_each), "between documents only"),
+        (lambda enc, documents: None, "returned None"),
 ]
 
 
@@ -260,6 +287,18 @@ def split_dropping_empty(text, special_tokens):
     return [part for part in split_on_special_tokens(text, special_tokens) if part]
 
 
+def split_dropping_the_last_empty(text, special_tokens):
+    """A loop that adds the rest of the text only when there is some."""
+    parts = split_on_special_tokens(text, special_tokens)
+    return parts[:-1] if len(parts) > 1 and parts[-1] == "" else parts
+
+
+def split_with_an_extra_empty(text, special_tokens):
+    """A loop that always adds one more '' after the rest of the text."""
+    parts = split_on_special_tokens(text, special_tokens)
+    return parts + [""] if special_tokens and parts[-1] == "" else parts
+
+
 def split_dropping_tokens(text, special_tokens):
     if not special_tokens:
         return [text]
@@ -271,6 +310,8 @@ SPLIT_SPECIAL_WRONG = [  # check_split_on_specials: (wrong answer, what its hint
         (split_in_given_order, "longer special tokens first"),
         (split_dropping_tokens, "keep the special tokens as items"),
     (split_dropping_empty, "keep the empty strings"),
+    (split_dropping_the_last_empty, "the ordinary text after it is ''"),
+    (split_with_an_extra_empty, "one '' too many at the end"),
 ]
 
 
@@ -372,7 +413,7 @@ MY_TOKENIZER_WRONG = [  # check_my_tokenizer: (a class in wrong_tokenizers, what
 
 REJECTIONS = [
     *[("check_encode_stream", wrong, hint) for wrong, hint in ENCODE_STREAM_WRONG],
-    *[("check_encode_untrusted", wrong, hint) for wrong, hint in ENCODE_UNTRUSTED_WRONG],
+    *[("check_encode_documents", wrong, hint) for wrong, hint in ENCODE_DOCUMENTS_WRONG],
     *[("check_stream_decode", wrong, hint) for wrong, hint in STREAM_DECODE_WRONG],
     *[("check_split_on_specials", wrong, hint) for wrong, hint in SPLIT_SPECIAL_WRONG],
     *[("check_save_gpt2", wrong, hint) for wrong, hint in SAVE_GPT2_WRONG],
@@ -395,7 +436,7 @@ def test_check_rejects_the_wrong_answer(request, nb06, capsys, check, wrong, hin
 
 SOLUTIONS = [
     ("check_encode_stream", "solution_encode_stream"),
-    ("check_encode_untrusted", "solution_encode_untrusted"),
+    ("check_encode_documents", "solution_encode_documents"),
     ("check_stream_decode", "solution_stream_decode"),
     ("check_encode_pretoken", "solution_encode_pretoken"),
     ("check_split_on_specials", "solution_split_on_specials"),

@@ -1,8 +1,9 @@
 """Notebook 07 (tokenizers in the wild): its exercise checks reject plausible wrong answers.
 
-Each checker lives in its notebook (cells tagged ``exercise-checker``); these tests load it,
-run it on the collapsed solution (it must pass) and on the mistakes a learner is likely to
-make (each must fail, with a hint that names the mistake).
+Each checker lives in :mod:`bpe_course.course.checks.wild`, imported by the notebook's cell
+tagged ``exercise-checker``; these tests load that cell and the collapsed solutions, run each
+checker on its solution (it must pass) and on the mistakes a learner is likely to make (each
+must fail, with a hint that names the mistake).
 """
 
 from __future__ import annotations
@@ -79,6 +80,12 @@ def returns_bytes(pieces):
     return join_bytes(pieces)[1:].encode("utf-8")
 
 
+def always_drops_first_character(pieces):
+    """Right whenever the pieces start with '▁' (a whole text), wrong for pieces from the
+    middle of one (``['ell', 'o']`` is ``'ello'``)."""
+    return join_bytes(pieces)[1:]
+
+
 @pytest.mark.parametrize(
     ("wrong", "hint"),
     [
@@ -90,6 +97,7 @@ def returns_bytes(pieces):
         (drops_meta_symbol, "each '▁' is one space"),
         (keeps_meta_symbol, "'▁' stands for a space"),
         (returns_bytes, "return a str"),
+        (always_drops_first_character, "the first piece does not start with '▁'"),
     ],
 )
 def test_decode_pieces_check_rejects(nb07, capsys, wrong, hint):

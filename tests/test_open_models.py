@@ -256,10 +256,10 @@ def test_a_changed_or_truncated_file_is_refused(tmp_path, monkeypatch):
     original = model_file("qwen2.5")
     cut = tmp_path / "qwen.tiktoken"
     cut.write_bytes(original.read_bytes()[:1000])
-    real_locate = importlib.metadata.PathDistribution.locate_file
-    monkeypatch.setattr(importlib.metadata.PathDistribution, "locate_file",
-                        lambda self, inside: cut if str(inside).endswith("qwen.tiktoken") else
-                        real_locate(self, inside))
+    real_find = openai.installed_file
+    monkeypatch.setattr(openai, "installed_file",
+                        lambda package, inside: cut if inside.endswith("qwen.tiktoken") else
+                        real_find(package, inside))
     with pytest.raises(ValueError, match=r"qwen.tiktoken: sha256 is .* but bpe_course expects"):
         model_file("qwen2.5")
     assert openai.check_sha256(original, MODELS["qwen2.5"].sha256, "bpe_course") == original

@@ -193,3 +193,156 @@ def test_rise_presents_a_notebook_live_and_offline(chromium):
     assert report.slides > 10
     assert report.ran_cell
     assert not report.problems, report.problems  # e.g. a theme that imports web fonts
+
+
+# The Chinese edition -----------------------------------------------------------------------
+
+
+def test_make_slides_builds_chinese_decks_only_when_chinese_notebooks_exist(tmp_path):
+    """``make slides`` and ``make check-slides`` (dry run, in a copy of the Makefile)."""
+    import shutil
+    import subprocess
+
+    if shutil.which("make") is None:
+        pytest.skip("make is not installed")
+    root = Path(__file__).resolve().parent.parent
+    shutil.copy(root / "Makefile", tmp_path / "Makefile")
+    (tmp_path / "notebooks" / "zh-CN" / "translations").mkdir(parents=True)
+    (tmp_path / "notebooks" / "zh-CN" / "translations" / "00_x.md").write_text("")
+
+    def commands() -> str:
+        done = ["-o", ".venv/.installed", "-o", "slides/node_modules/.installed"]
+        return subprocess.run(["make", "-n", *done, "check-slides"], cwd=tmp_path,
+                              capture_output=True, text=True, check=True).stdout
+
+    assert "zh-CN" not in commands()
+    (tmp_path / "notebooks" / "zh-CN" / "00_x.ipynb").write_text("{}")
+    made = commands()
+    assert ("tools.build_slides --lang zh-CN --out build/slides/zh-CN "
+            "notebooks/zh-CN/00_x.ipynb") in made
+    assert "build/slides/zh-CN/*.slides.html" in made
+
+
+def test_a_chinese_deck_says_it_is_chinese(tmp_path):
+    nb = new_notebook(cells=[cell("markdown", "# 词元\n\n分词器把文本切成词元。", "slide")])
+    nbformat.write(nb, tmp_path / "00_zh.ipynb")
+    deck = build_slides.build_deck(tmp_path / "00_zh.ipynb", tmp_path, "zh-CN")
+    page = deck.read_text(encoding="utf-8")
+    assert '<html lang="zh-CN">' in page and "分词器把文本切成词元" in page
+    english = build_slides.build_deck(tmp_path / "00_zh.ipynb", tmp_path / "..", "en")
+    assert '<html lang="en">' in english.read_text(encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def chinese_decks(browser_ready, tmp_path_factory) -> list[Path]:
+    """The Chinese notebooks as ``make zh`` builds them, each code cell with its English
+    counterpart's outputs (running them all would take minutes), as decks."""
+    from tools import zh_edition
+
+    folder = tmp_path_factory.mktemp("zh")
+    notebooks = []
+    for english in zh_edition.english_notebooks():
+        outputs = {c.id: c.get("outputs", []) for c in nbformat.read(english, as_version=4).cells}
+        built = zh_edition.build(english)
+        for chinese in built.cells:
+            if chinese.cell_type == "code":
+                chinese.outputs = outputs.get(chinese.id, [])
+        nbformat.write(built, folder / english.name)
+        notebooks.append(folder / english.name)
+    return build_slides.build(notebooks, folder / "slides", "zh-CN")
+
+
+def test_every_chinese_slide_fits(chinese_decks):
+    from tools.check_slides import check_decks
+
+    reports = check_decks(chinese_decks)
+    assert len(reports) == len(NOTEBOOKS)
+    failures = "\n\n".join(report.table() for report in reports if not report.ok)
+    assert not failures, failures
+
+
+def html_output(html: str):
+    return new_output("display_data", data={"text/html": html, "text/plain": "x"})
+
+
+#: A one-pixel PNG: drawn 200 px wide, it stands for a plot at a sixth of the slide.
+PIXEL_PNG = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8/5+hHgAHggJ/PchI7wAA"
+             "AABJRU5ErkJggg==")
+
+#: A token group whose byte boxes are blocks: they stack in a column, as in RISE before.
+STACKED_GROUP = (
+    '<div class="bpe-tokens"><span class="bpe-shared" style="display:inline-block">'
+    '<span class="bpe-char">ह</span>'
+    '<span class="bpe-bytes" style="display:block;font-size:0.5em">e0 a4</span>'
+    '<span class="bpe-bytes" style="display:block;font-size:0.5em">b9</span></span></div>'
+)
+
+
+def test_the_checker_finds_what_the_back_of_the_room_cannot_read(browser_ready, tmp_path):
+    from bpe_course.course.viz import html_tokens
+    from bpe_course.openai import tiktoken_encoding
+    from tools.check_slides import check_decks
+
+    small_plot = cell("code", "plot()", "slide")
+    small_plot.outputs = [html_output(
+        f'<img src="data:image/png;base64,{PIXEL_PNG}" style="width:200px">'
+        '<svg viewBox="0 0 100 50" style="width:300px"><text x="0" y="20" '
+        'style="font-size: 3px">tiny label</text></svg>')]
+    stacked = cell("code", "show_tokens(hindi, gpt2)", "slide")
+    stacked.outputs = [html_output(STACKED_GROUP)]
+    drawn_now = cell("code", "show_tokens(hindi, gpt2)", "slide")
+    today = html_tokens("हर सुबह, I said مرحبا", tiktoken_encoding("gpt2"))
+    drawn_now.outputs = [html_output(today)]
+    words = " ".join(["tokenization"] * 60)
+    wrapped = cell("code", "print(words)", "slide")
+    wrapped.outputs = [new_output("stream", name="stdout", text=words + "\n")]
+    cut = cell("code", "cut()", "slide")
+    cut.outputs = [html_output(f'<pre style="word-break:break-all">{words}</pre>')]
+    corner = cell("code", "corner()", "slide")
+    corner.outputs = [html_output(
+        '<div style="position:fixed;right:-60px;bottom:-40px;font-size:40px;'
+        'white-space:nowrap">text under the arrows</div>')]
+    nb = new_notebook(cells=[cell("markdown", "# Fits", "slide"), small_plot, stacked,
+                             drawn_now, wrapped, cut, corner])
+    notebook = tmp_path / "unreadable.ipynb"
+    nbformat.write(nb, notebook)
+    (report,) = check_decks(build_slides.build([notebook], tmp_path / "out"))
+    issues = {slide.where: " | ".join(slide.issues) for slide in report.slides}
+    assert issues["#/0/0"] == ""
+    assert "a plot fills 16% of the width" in issues["#/1/0"]
+    assert "plot text of 9.0 px" in issues["#/1/0"]
+    assert "1 of 1 token groups fell apart" in issues["#/2/0"]
+    assert "hex bytes of 10.1 px" in issues["#/2/0"]
+    assert issues["#/3/0"] == ""  # the course's own picture: Hindi and Arabic, as drawn today
+    assert issues["#/4/0"] == ""  # the deck's stylesheet wraps output between words
+    assert "output wrapped inside a word" in issues["#/5/0"]
+    assert "navigation arrows cover text: ['text under the arrows']" in issues["#/6/0"]
+    assert not report.ok and "<-- " in report.table()
+
+
+def test_rise_measures_every_slide_with_a_token_picture(chromium, tmp_path):
+    pytest.importorskip("jupyterlab_rise", reason="jupyterlab-rise is not installed")
+    from bpe_course.course.viz import html_tokens
+    from bpe_course.openai import tiktoken_encoding
+    from tools.check_rise import check_rise
+
+    hindi = html_tokens("हर सुबह मेरी दादी", tiktoken_encoding("gpt2"))
+    first = cell("code", "x = 1", "slide")
+    now = cell("code", "show_tokens(hindi, gpt2)", "slide")
+    now.outputs = [html_output(hindi)]
+    before = cell("code", "show_tokens(hindi, gpt2)", "slide")
+    before.outputs = [html_output(STACKED_GROUP)]
+    nb = new_notebook(cells=[cell("markdown", "# Pictures", "slide"), first, now, before])
+    nb.metadata["rise"] = {"theme": "white"}
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}
+    notebook = tmp_path / "pictures.ipynb"
+    nbformat.write(nb, notebook)
+    (tmp_path / "rise.css").write_bytes((build_slides.NOTEBOOKS / "rise.css").read_bytes())
+    report = check_rise(notebook)
+    assert [where for where, _ in report.pictures] == ["2/0", "3/0"]
+    assert report.pictures[0][1]["groups"] > 5 and report.pictures[0][1]["stacked"] == 0
+    on_pictures = [problem for problem in report.problems if problem.startswith("slide ")]
+    assert all(problem.startswith("slide 3/0: ") for problem in on_pictures), on_pictures
+    assert any("1 of 1 token groups fell apart" in problem for problem in on_pictures)
+    assert any("hex bytes of" in problem for problem in on_pictures)

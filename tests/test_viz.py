@@ -5,7 +5,10 @@ from __future__ import annotations
 import functools
 import html
 import re
+import subprocess
+import sys
 from html.parser import HTMLParser
+from pathlib import Path
 
 import matplotlib
 
@@ -17,6 +20,7 @@ from hypothesis import given  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from strategies import FRAGMENTS, special_text  # noqa: E402
 
+from bpe_course.course import COURSE_STYLE  # noqa: E402
 from bpe_course.course.data import course_text  # noqa: E402
 from bpe_course.course.viz import (  # noqa: E402
     VISIBLE_WHITESPACE,
@@ -217,9 +221,99 @@ def test_html_escapes_and_marks_special_tokens(small):
 def test_right_to_left_text_keeps_its_direction(encoding):
     page = html_tokens(LANGUAGES["Arabic"], encoding)
     assert 'dir="auto"' in page  # an Arabic sentence flows right to left
-    # ... token after token: each token (or shared group) is isolated from its neighbours.
-    boxes = page.count('class="bpe-token"') + page.count('class="bpe-shared"')
-    assert page.count("unicode-bidi:isolate") == boxes
+    # Whole tokens are plain spans, so a word cut into tokens keeps the text's own order;
+    # hex labels are left to right inside a right-to-left line.
+    assert "unicode-bidi" not in page
+    assert page.count('class="bpe-bytes" dir="ltr"') == page.count('class="bpe-bytes"')
+
+
+#: What JupyterLab's HTML sanitizer keeps of a style attribute (an untrusted notebook: a fresh
+#: clone, and RISE). Found by opening such outputs in JupyterLab in Chromium: it drops
+#: ``grid-row``, ``grid-column`` and ``grid-template-columns``, ``unicode-bidi: isolate``,
+#: ``outline-offset``, ``row-gap``/``column-gap`` and ``calc()``; it keeps these.
+SANITIZER_KEEPS = {
+    "display": {"inline-block", "block"}, "width": None, "box-sizing": {"border-box"},
+    "text-align": {"center"}, "background": None, "border": None, "border-radius": None,
+    "font-size": None, "line-height": None, "white-space": {"nowrap", "pre-wrap"},
+    "vertical-align": {"top"}, "margin": None, "opacity": None, "font-family": None,
+    "color": None,
+}
+
+
+def sanitized(page: str) -> str:
+    """``page`` with every style declaration JupyterLab would drop removed."""
+    def keep(match: re.Match) -> str:
+        kept = []
+        for declaration in match.group(1).split(";"):
+            name, _, value = (part.strip() for part in declaration.partition(":"))
+            allowed = SANITIZER_KEEPS.get(name, set())
+            if name in SANITIZER_KEEPS and (allowed is None or value in allowed) \
+                    and "calc(" not in value:
+                kept.append(f"{name}:{value}")
+        return f'style="{";".join(kept)}"'
+    return re.sub(r'style="([^"]*)"', keep, page)
+
+
+@pytest.mark.parametrize("text", HARD)
+def test_pictures_use_only_styles_jupyterlab_keeps(encoding, text):
+    # Regression: the grid placement of a shared group was dropped in RISE, and the byte
+    # boxes of 06's Hindi sentence stacked into a column.
+    page = html_tokens(text, encoding)
+    assert sanitized(page) == page
+
+
+# Drawn in a browser --------------------------------------------------------------------------
+
+MIXED = "I said مرحبا today"  # GPT-2: " م" | "ر" | ح (two tokens) | "ب" | "ا"
+
+
+@pytest.fixture(scope="module")
+def browser():
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from tools.chromium import find_chromium, launch
+
+    if find_chromium() is None:
+        pytest.skip("Chromium is not installed (Debian: apt-get install chromium)")
+    with launch() as running:
+        yield running
+
+
+def measure_pictures(browser, tmp_path: Path, pictures: list[str], sanitize: bool = True) -> dict:
+    """Open the pictures as JupyterLab shows them (sanitized) or as the slide decks do (as
+    they are), and measure them with the slide checker."""
+    from tools.check_slides import DRAWN_JS
+
+    page = tmp_path / "pictures.html"
+    body = "".join(sanitized(picture) if sanitize else picture for picture in pictures)
+    page.write_text(f'<!DOCTYPE html><html><head><meta charset="utf-8"></head>'
+                    f'<body style="width:1000px;font-size:19px">{body}</body></html>',
+                    encoding="utf-8")
+    tab = browser.new_page(1280, 720)
+    tab.goto(page.as_uri())
+    tab.screenshot(tmp_path / "pictures.png")
+    return tab.evaluate(DRAWN_JS + "\nmeasureDrawn(document.body, 1, 1280, 720)")
+
+
+def test_pictures_hold_together_in_a_browser(browser, tmp_path):
+    encoding = encoding_named("gpt2")
+    drawn = measure_pictures(browser, tmp_path, [html_tokens(text, encoding) for text in HARD])
+    assert drawn["groups"] > 60  # Hindi alone has 29 groups of tokens that cut characters
+    assert drawn["stacked"] == 0
+    assert drawn["hexPx"] >= 16  # 0.85 of 19 px; it was 0.62 (11.8 px)
+
+
+def test_an_arabic_word_cut_into_tokens_reads_right_to_left(browser, tmp_path):
+    encoding = encoding_named("gpt2")
+    assert [data for _, data in token_spans(MIXED, encoding)][2:4] == [
+        " م".encode(), "ر".encode()]
+    for sanitize in (True, False):  # in JupyterLab and on the offline slides
+        drawn = measure_pictures(browser, tmp_path, [html_tokens(MIXED, encoding)], sanitize)
+        assert drawn["rtlSwapped"] == [], sanitize
+    # The checker sees the fault when tokens are isolated from each other (as they were).
+    isolated = html_tokens(MIXED, encoding).replace(
+        'class="bpe-token" style="', 'class="bpe-token" style="unicode-bidi:isolate;')
+    swapped = measure_pictures(browser, tmp_path, [isolated], sanitize=False)
+    assert swapped["rtlSwapped"] == ["·مر", "با"]
 
 
 def test_empty_text_and_long_runs(encoding):
@@ -360,3 +454,36 @@ def test_plots_return_axes(small):
 
     with pytest.raises(ValueError):
         plot_bytes_per_token([1, 2], [1.0])
+
+
+# The course's plot style ---------------------------------------------------------------------
+
+
+def run_python(code: str) -> str:
+    root = Path(__file__).resolve().parent.parent
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True, cwd=root, env={"PYTHONPATH": str(root), "PATH": ""}
+                          ).stdout.strip()
+
+
+def test_a_notebook_kernel_gets_the_course_style_on_import():
+    # In a Jupyter kernel (ipykernel loaded), importing anything of bpe_course.course applies
+    # the larger fonts; the command line never loads matplotlib for it.
+    shown = run_python("import ipykernel, bpe_course.course.data, matplotlib; "
+                       "print(matplotlib.rcParams['xtick.labelsize'])")
+    assert float(shown) == COURSE_STYLE["xtick.labelsize"] > 10  # matplotlib's default: 10
+    assert run_python("import sys, bpe_course.app.cli; print('matplotlib' in sys.modules)") \
+        == "False"
+
+
+def test_the_course_style_draws_plots_as_svg_text_in_ipython():
+    shown = run_python(
+        "from IPython.core.interactiveshell import InteractiveShell; "
+        "shell = InteractiveShell.instance(); "
+        "from bpe_course.course import use_course_style; use_course_style(); "
+        "import matplotlib; matplotlib.use('Agg'); import matplotlib.pyplot as plt; "
+        "fig, ax = plt.subplots(); ax.set_title('x'); "
+        "data, _ = shell.display_formatter.format(fig); "
+        "svg = data.get('image/svg+xml', ''); "
+        "print(sorted(data), 'dc:date' in svg, 'font-size: 13px' in svg or 'font: 13px' in svg)")
+    assert shown == "['image/svg+xml', 'text/plain'] False True"

@@ -15,13 +15,16 @@ It also gives two cell tags their meaning on slides (see notebooks/INSTRUCTORS.m
 Progress bars drawn as Jupyter widgets would need the widget manager from a CDN; the deck
 shows their text form instead (``pretokenize: 100%|██████████| ...``).
 
-Usage: ``python -m tools.build_slides [--out build/slides] [NOTEBOOK ...]``
+Usage: ``python -m tools.build_slides [--out build/slides] [--lang zh-CN] [NOTEBOOK ...]``
+(``make slides`` builds the Chinese edition's decks into ``build/slides/zh-CN/`` when
+``notebooks/zh-CN/`` holds built notebooks.)
 """
 
 from __future__ import annotations
 
 import argparse
 import html
+import re
 import shutil
 import sys
 from collections.abc import Sequence
@@ -183,13 +186,18 @@ def copy_assets(out_dir: Path, node_modules: Path = NODE_MODULES) -> None:
             shutil.copy2(src, dst)
 
 
-def build_deck(notebook: Path, out_dir: Path) -> Path:
-    """Write ``out_dir/NAME.slides.html`` for ``notebook``; return its path."""
+def build_deck(notebook: Path, out_dir: Path, language: str = "en") -> Path:
+    """Write ``out_dir/NAME.slides.html`` for ``notebook``; return its path.
+
+    ``language`` is the deck's ``<html lang>``: a browser picks a font's Simplified Chinese
+    glyphs for Han characters only when told the text is ``zh-CN``."""
     nb = nbformat.read(notebook, as_version=4)
     try:
         body, _ = exporter().from_notebook_node(nb, resources={"metadata": {"name": notebook.stem}})
     except ValueError as error:
         raise ValueError(f"{notebook}: {error}") from None
+    if language != "en":
+        body = body.replace('<html lang="en">', f'<html lang="{html.escape(language)}">', 1)
     target = out_dir / f"{notebook.stem}.slides.html"
     partial = target.with_name(target.name + ".partial")
     partial.write_text(body, encoding="utf-8")
@@ -215,11 +223,11 @@ def write_index(out_dir: Path, decks: Sequence[Path]) -> Path:
     return index
 
 
-def build(notebooks: Sequence[Path], out_dir: Path) -> list[Path]:
+def build(notebooks: Sequence[Path], out_dir: Path, language: str = "en") -> list[Path]:
     """Copy the assets, then build a deck per notebook and the index page."""
     out_dir.mkdir(parents=True, exist_ok=True)
     copy_assets(out_dir)
-    decks = [build_deck(notebook, out_dir) for notebook in notebooks]
+    decks = [build_deck(notebook, out_dir, language) for notebook in notebooks]
     write_index(out_dir, decks)
     return decks
 
@@ -230,13 +238,17 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="default: every notebook in notebooks/")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT,
                         help="the deck folder (default: build/slides)")
+    parser.add_argument("--lang", default="en", metavar="CODE",
+                        help="the decks' language, e.g. zh-CN for the Chinese edition (en)")
     args = parser.parse_args(argv)
+    if not re.fullmatch(r"[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*", args.lang):
+        parser.error(f"--lang {args.lang!r}: not a language code such as en or zh-CN")
     notebooks = args.notebooks or sorted(NOTEBOOKS.glob("*.ipynb"))
     for notebook in notebooks:
         if not notebook.is_file():
             parser.error(f"{notebook}: no such notebook")
     try:
-        decks = build(notebooks, args.out)
+        decks = build(notebooks, args.out, args.lang)
     except (SlidesSetupError, ValueError) as error:
         print(f"build_slides: {error}", file=sys.stderr)
         return 1

@@ -8,7 +8,14 @@ network, moves through a few slides, runs a code cell with Shift+Enter, and fail
 slides do not appear, the cell does not run, or the page requests anything that is not on
 this machine.
 
-Usage: ``python -m tools.check_rise [NOTEBOOK] [--screenshots DIR]``
+Then it walks every slide to the end and measures each one that holds a token picture
+(``show_tokens``) the way the offline decks are measured (``DRAWN_JS`` in
+:mod:`tools.check_slides`): byte boxes in one row under their characters, hex bytes at a
+readable size, right-to-left words in order, and no navigation arrow over text. JupyterLab
+shows the stored HTML through its sanitizer, which drops some CSS, so a picture can hold in
+the deck and fall apart here. With ``--screenshots``, each of those slides is saved.
+
+Usage: ``python -m tools.check_rise [NOTEBOOK ...] [--screenshots DIR]``
 """
 
 from __future__ import annotations
@@ -30,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tools.build_slides import NOTEBOOKS, SLIDE_HEIGHT, SLIDE_WIDTH
+from tools.check_slides import DRAWN_JS, drawn_issues
 from tools.chromium import ChromiumError, Page, launch
 
 LOOPBACK = "127.0.0.1"
@@ -41,12 +49,40 @@ PROMPTS_JS = (
 )
 
 
+#: In RISE, the smallest hex label a token picture may use, as a share of its text's size.
+RISE_TEXT_SHARE = 0.8
+
+#: The slide that is showing, as reveal.js marks it (RISE nests sections like the decks).
+PRESENT_JS = ("(() => { const all = document.querySelectorAll('.reveal .slides section.present'); "
+              "return all[all.length - 1]; })()")
+
+#: Measure the slide that is showing with the decks' ``measureDrawn``.
+MEASURE_PRESENT_JS = DRAWN_JS + f"""
+(() => {{
+  const slide = {PRESENT_JS};
+  const box = document.querySelector('.reveal .slides');
+  const scale = box.getBoundingClientRect().width / box.offsetWidth;
+  const where = Array.from(document.querySelectorAll('.reveal .slides section.present'))
+    .map(s => Array.from(s.parentElement.children).filter(c => c.tagName === 'SECTION')
+    .indexOf(s)).join('/');
+  const shown = slide.querySelectorAll('.fragment.visible').length;
+  const picture = slide.querySelector('.bpe-tokens');
+  const textPx = picture ? parseFloat(getComputedStyle(picture).fontSize) * scale : 0;
+  return {{where, step: where + '+' + shown, textPx,
+           pictures: slide.querySelectorAll('.bpe-tokens').length,
+           drawn: measureDrawn(slide, scale, box.offsetWidth, box.offsetHeight)}};
+}})()
+"""
+
+
 @dataclass
 class RiseReport:
     notebook: Path
     slides: int = 0
     ran_cell: bool = False
     problems: list[str] = field(default_factory=list)
+    #: ``(slide address, what DRAWN_JS measured)`` for each slide with a token picture.
+    pictures: list[tuple[str, dict]] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -160,6 +196,7 @@ def check_rise(notebook: Path, screenshots: Path | None = None) -> RiseReport:
                                            f"-> {after[0]!r})")
                 if screenshots:
                     page.screenshot(screenshots / f"rise-{notebook.stem}-ran-a-cell.png")
+            walk_pictures(page, report, screenshots)
             off_machine = [url for url in page.requested_urls()
                            if not url.startswith((base, f"ws://{LOOPBACK}", "blob:", "about:"))]
             report.problems += [f"requested from the network: {url}" for url in off_machine]
@@ -167,25 +204,74 @@ def check_rise(notebook: Path, screenshots: Path | None = None) -> RiseReport:
     return report
 
 
+def walk_pictures(page: Page, report: RiseReport, screenshots: Path | None,
+                  limit: int = 600) -> None:
+    """Press Space (reveal's "next") to the last slide; measure each token picture's slide."""
+    _key(page, "Escape", 27)  # leave the cell editor, so keys move the slides again
+    _key(page, "Home", 36)
+    time.sleep(0.5)
+    steps: set[str] = set()
+    seen: set[str] = set()
+    for _ in range(limit):
+        found = page.evaluate(MEASURE_PRESENT_JS)
+        if found["step"] in steps:
+            break  # Space on the last slide, last fragment, stays there
+        steps.add(found["step"])
+        if found["pictures"] and found["where"] not in seen:
+            report.pictures.append((found["where"], found["drawn"]))
+            # RISE shows JupyterLab's own sizes (the presenter zooms the browser): hex bytes
+            # must read nearly as large as the picture's text, not a fixed number of pixels.
+            least = RISE_TEXT_SHARE * found["textPx"] + 1  # drawn_issues allows 1 px less
+            for issue in drawn_issues(found["drawn"], least):
+                report.problems.append(f"slide {found['where']}: {issue}")
+            if screenshots:
+                name = found["where"].replace("/", "-")
+                page.evaluate(f"{PRESENT_JS}.scrollIntoView()")
+                page.screenshot(screenshots / f"rise-{report.notebook.stem}-{name}.png")
+        seen.add(found["where"])
+        _key(page, " ", 32)
+        time.sleep(0.35)
+    report.slides = max(report.slides, len(seen))
+
+
+def notebooks_with_pictures(folder: Path = NOTEBOOKS) -> list[Path]:
+    """The notebooks whose stored outputs hold a token picture (``show_tokens``)."""
+    return [path for path in sorted(folder.glob("[0-9][0-9]_*.ipynb"))
+            if 'class=\\"bpe-tokens\\"' in path.read_text(encoding="utf-8")]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("notebook", nargs="?", type=Path, default=DEFAULT_NOTEBOOK)
+    parser.add_argument("notebooks", nargs="*", type=Path, metavar="NOTEBOOK",
+                        help=f"default: {DEFAULT_NOTEBOOK.name} and every notebook with a "
+                             "token picture")
     parser.add_argument("--screenshots", type=Path, metavar="DIR",
-                        help="save the first slide and the slide with the cell it ran")
+                        help="save the first slide, the slide with the cell it ran and "
+                             "every slide with a token picture")
     args = parser.parse_args(argv)
-    if not args.notebook.is_file():
-        parser.error(f"{args.notebook}: no such notebook")
-    try:
-        report = check_rise(args.notebook, args.screenshots)
-    except ChromiumError as error:
-        print(f"check_rise: {error}", file=sys.stderr)
-        return 2
-    print(f"{report.notebook.name}: RISE showed {report.slides} slides; "
-          f"Shift+Enter ran a cell: {'yes' if report.ran_cell else 'no'}")
-    for problem in report.problems:
-        print(f"  PROBLEM: {problem}")
-    print("RISE works offline" if report.ok else "FAIL")
-    return 0 if report.ok else 1
+    notebooks = args.notebooks or [DEFAULT_NOTEBOOK, *(
+        path for path in notebooks_with_pictures() if path != DEFAULT_NOTEBOOK)]
+    for notebook in notebooks:
+        if not notebook.is_file():
+            parser.error(f"{notebook}: no such notebook")
+    failed = False
+    for notebook in notebooks:
+        try:
+            report = check_rise(notebook, args.screenshots)
+        except ChromiumError as error:
+            print(f"check_rise: {error}", file=sys.stderr)
+            return 2
+        print(f"{report.notebook.name}: RISE showed {report.slides} slides; "
+              f"Shift+Enter ran a cell: {'yes' if report.ran_cell else 'no'}; "
+              f"{len(report.pictures)} slides with a token picture")
+        for where, drawn in report.pictures:
+            print(f"  slide {where}: {drawn['groups']} shared groups, {drawn['stacked']} fell "
+                  f"apart, hex {drawn['hexPx'] or 0:.1f} px")
+        for problem in report.problems:
+            print(f"  PROBLEM: {problem}")
+        failed = failed or not report.ok
+    print("FAIL" if failed else "RISE works offline")
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -3,9 +3,10 @@
 Every exercise ends with a check cell (tag ``exercise-check``) that calls
 ``check_exercise(learner's answer, reference solution, checker)``. The checker prints
 ``Correct!`` or a hint naming the mistake; when the answer is still the stub, the cell says
-"not written yet" and checks the reference solution instead. This script runs each
-notebook top to bottom (a copy, in the notebook's own folder, so nothing is written back),
-reads what each check cell printed, and prints one row per exercise:
+"not written yet" and checks the reference solution instead. The Chinese edition's checks
+say the same in Chinese (``正确！``, ``还没有写``) and are graded the same way. This script
+runs each notebook top to bottom (a copy, in the notebook's own folder, so nothing is
+written back), reads what each check cell printed, and prints one row per exercise:
 
     learner/02_naive_bpe.ipynb  train   wrong: ties must compare the pairs' bytes ...
 
@@ -27,9 +28,14 @@ import nbformat
 from nbclient import NotebookClient
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
+from bpe_course.course.checks.harness import words
+
 CHECK_TAG = "exercise-check"
-NOT_WRITTEN = "not written yet"
-CORRECT = "Correct!"
+
+#: What a check prints, in every language the harness speaks.
+CORRECT, NOT_WRITTEN = words("correct"), words("not_written")
+#: The line under a wrong answer: "(Until yours passes, ...)" and its translations.
+UNTIL_YOURS = tuple(line.split("{")[0].lstrip("(（") for line in words("until_yours"))
 
 
 @dataclass(frozen=True)
@@ -76,13 +82,13 @@ def judge(printed: str, error: str | None) -> tuple[str, str]:
     """The status and detail for what one check cell printed."""
     if error:
         return "error", error
-    if NOT_WRITTEN in printed:
+    if any(words in printed for words in NOT_WRITTEN):
         return "not written", ""
     lines = [line for line in printed.splitlines() if line.strip()]
-    if lines and lines[-1].strip() == CORRECT and not any("Until yours passes" in line
-                                                          for line in lines):
+    hints = [line for line in lines if not any(until in line for until in UNTIL_YOURS)]
+    if lines and lines[-1].strip() in CORRECT and hints == lines:
         return "correct", ""
-    hint = next((line for line in lines if "Until yours passes" not in line), "no output")
+    hint = hints[0] if hints else "no output"
     return "wrong", hint.strip()
 
 

@@ -15,7 +15,9 @@ text of that cell and a short fingerprint of the English source it was translate
 
 ``python -m tools.zh_edition build`` writes ``notebooks/zh-CN/NN_name.ipynb``: the English
 notebook with each translated cell's source replaced (markdown wholly; code cells only where
-they print or explain something in words), outputs cleared; ``run`` (``make zh``) also runs
+they print or explain something in words), outputs cleared, and one cell added before the
+first code cell that switches the exercise checks to Chinese (``use_language("zh-CN")``);
+``run`` (``make zh``) also runs
 them, so their outputs are stored as the English ones are. ``python -m tools.zh_edition
 check`` lists everything that has drifted:
 
@@ -24,7 +26,10 @@ check`` lists everything that has drifted:
 - a translated code cell that is another program than the English one (only comments and
   string literals may differ);
 - a translation for a cell that no longer exists;
-- a Chinese notebook that is not what ``build`` would write now.
+- a Chinese notebook that is not what ``build`` would write now;
+- a rendering the glossary rules out in a translation, ``README.zh-CN.md`` or the Chinese
+  instructor guide (``notebooks/zh-CN/INSTRUCTORS.md``), and READMEs that do not link each
+  other in their first lines.
 
 ``tests/test_zh_edition.py`` runs the same check, so ``make test`` fails on any drift.
 """
@@ -58,6 +63,25 @@ CODE_FENCE = re.compile(r"\A```python\n(?P<code>.*)\n```\Z", re.S)
 #: The glossary: one row per term, ``| English | 中文 | 不用 |``.
 GLOSSARY = CHINESE / "GLOSSARY.md"
 
+#: The one cell of a Chinese notebook with no English counterpart: it makes the exercise
+#: checks (bpe_course.course.checks.harness) print their verdicts in Chinese, and gives the
+#: plots' Chinese labels a Chinese font (matplotlib's default has no Han characters, so they
+#: would be boxes). ``build`` puts it before the first code cell; it is not shown on slides.
+LANGUAGE_CELL_ID = "zh-language"
+LANGUAGE_CELL = """\
+# 中文版独有的单元格：练习检查用中文给出结论（正确！/ 还差一点：…），
+# 图里的中文用本机装有的中文字体（一个都没有的话，中文会显示成方框）。
+import matplotlib.pyplot as plt
+from matplotlib import font_manager
+
+from bpe_course.course.checks.harness import use_language
+
+use_language("zh-CN")
+CHINESE_FONTS = ["Noto Sans CJK SC", "Source Han Sans SC", "PingFang SC", "Microsoft YaHei",
+                 "SimHei", "WenQuanYi Zen Hei"]
+installed = {font.name for font in font_manager.fontManager.ttflist}
+plt.rcParams["font.family"] = ["DejaVu Sans"] + [f for f in CHINESE_FONTS if f in installed]"""
+
 #: Chinese characters (CJK Unified Ideographs and Extension A).
 HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
 
@@ -78,7 +102,7 @@ def fingerprint(source: str) -> str:
 
 
 def english_notebooks() -> list[Path]:
-    return sorted(ENGLISH.glob("[0-9][0-9]_*.ipynb"))
+    return sorted(ENGLISH.glob("[0-9][0-9]*_*.ipynb"))
 
 
 def translation_path(notebook: Path) -> Path:
@@ -148,6 +172,8 @@ def string_shape(literal: str) -> str:
 
     >>> string_shape('f"{len(ids):,} tokens"') == string_shape("f'{len(ids):,} 个词元'")
     True
+    >>> string_shape('''f"{'tokens':>12}"''') == string_shape('''f"{'词元':>12}"''')
+    True
     """
     prefix = re.match(r"[A-Za-z]*", literal).group().lower()
     if "f" not in prefix:
@@ -156,7 +182,12 @@ def string_shape(literal: str) -> str:
         node = ast.parse(literal, mode="eval").body
     except SyntaxError:
         return literal
-    fields = [ast.dump(part) for part in ast.walk(node) if isinstance(part, ast.FormattedValue)]
+    fields = []
+    for part in [part for part in ast.walk(node) if isinstance(part, ast.FormattedValue)]:
+        for inner in ast.walk(part.value):  # a string inside the braces is words too
+            if isinstance(inner, ast.Constant) and isinstance(inner.value, str):
+                inner.value = "<string>"
+        fields.append(ast.dump(part))
     return prefix + "<string>" + "|".join(fields)
 
 
@@ -198,6 +229,39 @@ def glossary_problems(path: Path) -> Iterator[str]:
         for variant, term in avoided.items():
             if variant in line:
                 yield f"{path.relative_to(ROOT)}:{number}: {variant!r}: the glossary says {term!r}"
+
+
+def chinese_documents() -> list[Path]:
+    """The Chinese texts beside the notebooks' translations: the README and the guide."""
+    return [ROOT / "README.zh-CN.md", CHINESE / "INSTRUCTORS.md"]
+
+
+def minutes_rows(guide: Path) -> list[str]:
+    """The rows of an instructor guide's minutes table (one per notebook, as
+    ``python -m tools.course_stats`` prints them); both guides hold the same rows."""
+    text = guide.read_text(encoding="utf-8")
+    return re.findall(r"^\| \d\d\w*_\w+ \|.*$", text, re.M)
+
+
+def document_problems() -> Iterator[str]:
+    """A Chinese document that is missing or breaks the glossary, a Chinese guide whose
+    minutes table is not the English one's, and READMEs that do not link each other in their
+    first lines."""
+    for path in chinese_documents():
+        if not path.exists():
+            yield f"{path.relative_to(ROOT)} is missing"
+        elif GLOSSARY.exists():
+            yield from glossary_problems(path)
+    english, chinese = ENGLISH / "INSTRUCTORS.md", CHINESE / "INSTRUCTORS.md"
+    if english.exists() and chinese.exists() and minutes_rows(english) != minutes_rows(chinese):
+        yield (f"{chinese.relative_to(ROOT)}: its minutes table is not the English guide's: "
+               f"copy the rows of {english.relative_to(ROOT)}'s table (only the header differs)")
+    pair = [(ROOT / "README.md", "README.zh-CN.md"), (ROOT / "README.zh-CN.md", "README.md")]
+    for readme, other in pair:
+        if readme.exists():
+            head = "\n".join(readme.read_text(encoding="utf-8").splitlines()[:5])
+            if f"]({other})" not in head:
+                yield f"{readme.relative_to(ROOT)}: its first 5 lines do not link {other}"
 
 
 def problems(notebook: Path) -> Iterator[str]:
@@ -247,7 +311,7 @@ def problems(notebook: Path) -> Iterator[str]:
 
 def build(notebook: Path) -> nbformat.NotebookNode:
     """The Chinese notebook's cells: the English ones, translated where a current translation
-    exists.
+    exists, and :data:`LANGUAGE_CELL` before the first code cell.
 
     A translation made from another English text than today's is not used (the cell stays
     English until it is translated again, and ``check`` says so): a stale code cell would run
@@ -263,13 +327,20 @@ def build(notebook: Path) -> nbformat.NotebookNode:
         if cell.cell_type == "code":
             cell.outputs = []
             cell.execution_count = None
+    first_code = next((i for i, cell in enumerate(nb.cells) if cell.cell_type == "code"), None)
+    if first_code is not None:
+        switch = nbformat.v4.new_code_cell(LANGUAGE_CELL)
+        switch.id = LANGUAGE_CELL_ID
+        switch.metadata = {"slideshow": {"slide_type": "skip"}, "tags": ["zh-edition"]}
+        nb.cells.insert(first_code, switch)
     return nb
 
 
-def write_built(notebook: Path) -> Path:
-    """Write the Chinese notebook of ``notebook``, keeping the outputs of cells whose source
-    is unchanged (so rebuilding after a wording change does not lose every output)."""
-    target = chinese_path(notebook)
+def write_built(notebook: Path, out: Path | None = None) -> Path:
+    """Write the Chinese notebook of ``notebook`` (into ``out``, else ``notebooks/zh-CN/``),
+    keeping the outputs of cells whose source is unchanged (so rebuilding after a wording
+    change does not lose every output)."""
+    target = chinese_path(notebook) if out is None else out / notebook.name
     built = build(notebook)
     if target.exists():
         old = {cell.id: cell for cell in nbformat.read(target, as_version=4).cells}
@@ -300,16 +371,28 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.zh_edition", description=__doc__)
     parser.add_argument("command", choices=["build", "run", "check"])
     parser.add_argument("notebooks", nargs="*", help="stems to build or run (default: all)")
-    args = parser.parse_args(argv)
+    parser.add_argument("--out", type=Path, metavar="DIR",
+                        help="build or run into DIR instead of notebooks/zh-CN/ (for a look at "
+                        "the Chinese notebooks or their slides without touching the committed "
+                        "ones); check ignores it")
+    args = parser.parse_intermixed_args(argv)  # `run --out DIR 00_x 01_y` as well
+    known = {nb.stem for nb in english_notebooks()}
+    unknown = [stem for stem in args.notebooks if stem not in known]
+    if unknown:
+        parser.error(f"{unknown[0]}: no such notebook in {ENGLISH.relative_to(ROOT)}/ "
+                     f"(one of {', '.join(sorted(known))})")
+    if args.out is not None and args.out.exists() and not args.out.is_dir():
+        parser.error(f"--out {args.out}: not a folder")
     chosen = [nb for nb in english_notebooks() if not args.notebooks or nb.stem in args.notebooks]
     if args.command in ("build", "run"):
         for notebook in chosen:
-            target = write_built(notebook)
+            target = write_built(notebook, args.out)
             if args.command == "run":
                 execute(target)
-            print(target.relative_to(ROOT))
+            print(target)
         return 0
     found = [problem for notebook in english_notebooks() for problem in problems(notebook)]
+    found += document_problems()
     print("\n".join(found) or "the Chinese edition matches the English one")
     return 1 if found else 0
 

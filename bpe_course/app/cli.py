@@ -5,6 +5,7 @@ Examples::
     bpe-course train corpus.txt --vocab-size 10000 --special-tokens "<|endoftext|>" \\
         --pattern gpt4 --out my_tokenizer
     bpe-course encode --tokenizer my_tokenizer notes.txt > ids.txt
+    bpe-course encode --tokenizer gpt2 --output tokens.npy corpus/*.txt
     bpe-course decode --tokenizer my_tokenizer < ids.txt
     bpe-course show --tokenizer gpt2 --text "Hello, world!"
 
@@ -40,7 +41,7 @@ from typing import Any
 from .. import base, models, openai, utf8
 from ..course.data import corpus_head
 from ..course.viz import ansi_tokens, bytes_per_token, draw_controls
-from ..formats import export, folder
+from ..formats import arrays, export, folder
 from ..formats.hf_json import from_tokenizer_json
 from ..formats.sentencepiece import load_sentencepiece
 from ..pretokens import NAMED_PATTERNS
@@ -184,9 +185,16 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 
 def cmd_encode(args: argparse.Namespace) -> int:
+    if args.output is not None:
+        return cmd_encode_array(args)
+    if len(args.file) > 1:
+        raise UsageError(f"{len(args.file)} files given: encode prints the ids of one text; "
+                         "give --output tokens.npy to encode several into one array")
+    if args.dtype or args.no_separator or args.processes or args.quiet:
+        raise UsageError("--dtype, --no-separator, --processes and --quiet go with --output")
     tokenizer = load_tokenizer(args.tokenizer)
     count, batch = 0, []
-    with open_input(args.file) as (stream, name):
+    with open_input(args.file[0] if args.file else None) as (stream, name):
         policy = SPECIAL_POLICIES[args.special]
         try:
             ids = tokenizer.encode_iterable(utf8.iter_utf8(stream, name), **policy)
@@ -212,6 +220,30 @@ def cmd_encode(args: argparse.Namespace) -> int:
     else:
         space = " " if batch and count > len(batch) else ""
         terminal.write_utf8(sys.stdout, space + " ".join(batch) + "\n")
+    return 0
+
+
+def cmd_encode_array(args: argparse.Namespace) -> int:
+    """``encode --output tokens.npy FILES...``: one array of ids, on every core."""
+    if not args.file:
+        raise UsageError("--output needs the text files to encode (stdin is not read)")
+    for path in args.file:
+        if not os.path.exists(path):
+            raise UsageError(f"input file not found: {path}")
+        if os.path.isdir(path):
+            raise UsageError(f"{path} is a folder, not a file")
+    if args.processes is not None:
+        checked("--processes: ", workers.check_num_processes, args.processes)
+    tokenizer = load_tokenizer(args.tokenizer)
+    result = arrays.encode_to_array(
+        tokenizer, args.file, args.output, dtype=args.dtype,
+        separate_documents=False if args.no_separator else None,
+        num_processes=args.processes, progress=not args.quiet)
+    rate = result.text_bytes / max(result.seconds, 1e-9)
+    print(f"{result.path}: {result.tokens:,} tokens ({result.dtype}) from {result.documents} "
+          f"file(s), {result.text_bytes:,} bytes in {result.seconds:.1f} s "
+          f"({rate / 1e6:.1f} MB/s, {result.tokens / max(result.seconds, 1e-9):,.0f} tokens/s)",
+          file=sys.stderr)
     return 0
 
 
@@ -322,9 +354,21 @@ def build_parser() -> argparse.ArgumentParser:
     tokenizer_help = (f"a folder written by 'train', a tokenizer.json or SentencePiece .model "
                       f"file, or one of {', '.join(BUILTIN_TOKENIZERS)}")
 
-    encode = commands.add_parser("encode", help="print the token ids of a text")
+    encode = commands.add_parser(
+        "encode", help="print the token ids of a text, or write files' ids as a .npy array")
     encode.add_argument("--tokenizer", required=True, metavar="DIR", help=tokenizer_help)
-    encode.add_argument("file", nargs="?", metavar="FILE", help="UTF-8 text (default: stdin)")
+    encode.add_argument("file", nargs="*", metavar="FILE",
+                        help="UTF-8 text (default: stdin); several with --output")
+    encode.add_argument("--output", metavar="FILE.npy", default=None,
+                        help="write the ids of FILEs as one NumPy array (np.load reads it), each "
+                        "file a document followed by the end-of-text id if the tokenizer has one")
+    encode.add_argument("--dtype", choices=["uint16", "uint32"], default=None,
+                        help="with --output: the ids' type (default: uint16 when every id fits)")
+    encode.add_argument("--no-separator", action="store_true",
+                        help="with --output: no end-of-text id between files")
+    encode.add_argument("--processes", type=int, default=None, metavar="K",
+                        help="with --output: worker processes (default: every core)")
+    encode.add_argument("--quiet", action="store_true", help="with --output: no progress bar")
     encode.add_argument("--count", action="store_true", help="print only the number of tokens")
     encode.add_argument("--special", choices=list(SPECIAL_POLICIES), default="all",
                         help="special tokens in the text: ids (all), text (none) or an error")
@@ -398,7 +442,8 @@ def run(args: argparse.Namespace) -> int:
         return fail(str(error), 2)
     except KeyboardInterrupt as error:
         code = error.exit_code if isinstance(error, Interrupted) else 130
-        nothing = "; nothing was written" if args.command == "train" else ""
+        writes = args.command == "train" or getattr(args, "output", None) is not None
+        nothing = "; nothing was written" if writes else ""
         return fail(f"interrupted{saved_note(args) or nothing}", code)
     except BrokenPipeError:  # `| head`: stop quietly
         return reader_gone()
@@ -429,7 +474,9 @@ def inputs_of(args: argparse.Namespace) -> str:
     if getattr(args, "tokenizer", None):
         named.append(f"the tokenizer {args.tokenizer}")
     if args.command in ("encode", "show") and getattr(args, "text", None) is None:
-        named.append(getattr(args, "file", None) or "standard input")
+        given = getattr(args, "file", None)
+        named.append(" and ".join(given) if given and isinstance(given, list)
+                     else given or "standard input")
     return " and ".join(named) or "the input"
 
 

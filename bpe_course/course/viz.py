@@ -302,47 +302,65 @@ def _colour(span: TokenSpan, index: int) -> str:
     return HTML_SPECIAL_COLOUR if span.special else HTML_COLOURS[index % len(HTML_COLOURS)]
 
 
+#: Width of one byte of a shared group, in em: a character sits over its bytes' boxes.
+BYTE_WIDTH_EM = 1.6
+
+#: Hex label size: 3 monospace advances (0.6 em) per byte are 1.53 em, within BYTE_WIDTH_EM.
+HEX_SIZE_EM = 0.85
+
+
+def _em(value: float) -> str:
+    return f"{value:.4g}em"
+
+
 def _html_group(group: TokenGroup, first_index: int) -> str:
-    """One group: a coloured token, or characters over a row of token boxes in hex."""
+    """One group: a coloured token, or characters over a row of token boxes in hex.
+
+    JupyterLab's sanitizer (an untrusted notebook, RISE) drops grid placement and
+    ``unicode-bidi: isolate`` but keeps inline blocks, widths in em, borders and ``dir``:
+    a shared group is two rows, characters over byte boxes, each byte as wide in both. A
+    whole token is a plain span, not isolated, so an Arabic word cut into two tokens in an
+    English line still runs right to left, as it does without the colours.
+    """
     if not group.shared:
         span = group.tokens[0]
         title = html.escape(span.describe(), quote=True)
         return (
             f'<span class="bpe-token" style="background:{_colour(span, first_index)};'
-            f'border-radius:2px;unicode-bidi:isolate" '
+            f'border-radius:2px" '
             f'title="{title}">{_visible(span.data.decode("utf-8", "replace"))}</span>'
         )
-    # A grid with one column per byte: characters on row 1 and tokens on row 2 each span
-    # the columns of their bytes, so a character split between tokens sits over both.
-    origin = group.start
-    cells: list[str] = []
+    characters: list[str] = []
     for character in group.characters:
-        left = character.start - origin + 1
         owner = next(s for s in group.tokens if s.start <= character.start < s.end)
         fill = (
             f"background:{_colour(owner, first_index + group.tokens.index(owner))}"
             if character.end <= owner.end  # the whole character is in one token
-            else "outline:1px dashed #888;outline-offset:-1px"
+            else "border:1px dashed #888"
         )
         shown = "".join(_mark(char) for char in character.text)
-        cells.append(
-            f'<span class="bpe-char" style="grid-row:1;'
-            f'grid-column:{left}/{left + character.size};'
-            f'text-align:center;{fill}" title="{html.escape(character.describe(), quote=True)}">'
+        characters.append(
+            f'<span class="bpe-char" style="display:inline-block;box-sizing:border-box;'
+            f'width:{_em(character.size * BYTE_WIDTH_EM)};text-align:center;{fill}" '
+            f'title="{html.escape(character.describe(), quote=True)}">'
             f"{html.escape(shown)}</span>"
         )
+    boxes: list[str] = []
     for offset, span in enumerate(group.tokens):
-        left = span.start - origin + 1
-        cells.append(
-            f'<span class="bpe-bytes" style="grid-row:2;'
-            f'grid-column:{left}/{left + len(span.data)};'
-            f"background:{_colour(span, first_index + offset)};font-size:0.62em;"
-            f'line-height:1.3;text-align:center;border-radius:2px;margin:0 1px" '
+        width = len(span.data) * BYTE_WIDTH_EM / HEX_SIZE_EM  # in the label's own em
+        boxes.append(
+            f'<span class="bpe-bytes" dir="ltr" style="display:inline-block;'
+            f"box-sizing:border-box;width:{_em(width)};font-size:{_em(HEX_SIZE_EM)};"
+            f"text-align:center;border:1px solid #fff;border-radius:3px;"
+            f'background:{_colour(span, first_index + offset)}" '
             f'title="{html.escape(span.describe(), quote=True)}">{span.hex}</span>'
         )
+    row = "display:block;white-space:nowrap;line-height"
     return (
-        '<span class="bpe-shared" style="display:inline-grid;vertical-align:top;'
-        'unicode-bidi:isolate;column-gap:0;row-gap:1px;margin:0 1px">' + "".join(cells) + "</span>"
+        '<span class="bpe-shared" style="display:inline-block;vertical-align:top;'
+        'margin:0 1px 0.2em">'
+        f'<span class="bpe-char-row" style="{row}:1.5">{"".join(characters)}</span>'
+        f'<span class="bpe-byte-row" style="{row}:1.2">{"".join(boxes)}</span></span>'
     )
 
 
@@ -478,7 +496,6 @@ def merged_token_ranks(tokenizer: TrainedTokenizer) -> dict[bytes, int]:
 
 
 # Plots ---------------------------------------------------------------------------------------
-
 
 def _axes(ax):
     if ax is not None:

@@ -7,4 +7,5 @@
 - :mod:`.rankbpe`: tiktoken's rule on a rank table, exactly (Llama 3 and 4, Qwen, Tekken)
 - :mod:`.hf_json`: Hugging Face ``tokenizer.json`` files of the byte-level BPE family
 - :mod:`.sentencepiece`: SentencePiece BPE ``.model`` files, read by hand (Mistral v1)
+- :mod:`.arrays`: a corpus encoded into one ``.npy`` array of ids, as training loops read it
 """

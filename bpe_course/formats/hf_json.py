@@ -400,9 +400,12 @@ class HFTokenizer(Tokenizer):
         whole: Mapping[bytes, int] | None = None,
         *,
         name: str = "bpe_course",
+        tables: Any = None,
     ) -> None:
+        """``tables``: as :class:`~bpe_course.tokenizer.Tokenizer` takes them (the start-up
+        cache), whole tokens final; ``whole`` then only says that merges are ignored."""
         specials = {token.content: token.id for token in added if token.special}
-        super().__init__(vocab, merges, None, GPT2_PATTERN, name=name)
+        super().__init__(vocab, merges, None, GPT2_PATTERN, name=name, tables=tables)
         self.special_tokens = specials
         self._specials = type(self._specials)(specials)
         self.added_tokens = list(added)
@@ -415,7 +418,7 @@ class HFTokenizer(Tokenizer):
         single = len(simple) == 1 and simple[0].behavior == "Isolated" and not simple[0].invert \
             and not simple[0].prefix_space
         self.pattern = simple[0].splitter.pattern if single else ""  # "" : no single pattern
-        if whole is not None:
+        if whole is not None and tables is None:
             shortcuts: dict[str, int] = {}
             for token, token_id in whole.items():
                 try:

@@ -28,12 +28,13 @@ import base64
 import os
 import re
 import unicodedata
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
 from ..base import check_special_tokens
 from ..naive import encode_naive
 from ..safety.files import atomic_write
 from ..safety.specials import AllowedSpecial, DisallowedSpecial, SpecialTokens
+from ..speed import startcache
 from ..speed.merging import NO_MERGE, SHORT_PIECE, PieceMerger
 from ..speed.piececache import PieceTable
 from ..tokenizer import Tokenizer
@@ -135,39 +136,48 @@ class RankTokenizer(Tokenizer):
         offset: int = 0,
         normalization: str | None = None,
         name: str = "bpe_course",
+        whole: dict[str, int] | None = None,
     ) -> None:
+        """``whole``: ``{text: id}`` of every token that decodes as UTF-8, when it is known
+        already (the start-up cache, :func:`cached_rank_tokenizer`, whose ``ranks`` are then
+        kept, not copied); else found here."""
         if normalization not in (None, *NORMALIZATIONS):
             raise ValueError(
                 f"normalization={normalization!r}: expected None or one of {NORMALIZATIONS}"
             )
         special_tokens = dict(special_tokens or {})
         check_special_tokens(list(special_tokens))
-        vocab = {rank + offset: token for token, rank in ranks.items()}
+        # The cache's own new table is kept (a copy of 200,000 tokens took 8 ms and 10 MB).
+        ranks = ranks if whole is not None and type(ranks) is dict else dict(ranks)
+        ids = list(map(offset.__add__, ranks.values())) if offset else list(ranks.values())
+        vocab = dict(zip(ids, ranks))
         if len(vocab) != len(ranks):
             raise ValueError("two tokens of the rank table share a rank")
-        ordinary_ids = set(vocab)
         for token, token_id in special_tokens.items():
-            if token_id in ordinary_ids:
+            if token_id in vocab:
                 raise ValueError(
                     f"special token {token!r} wants id {token_id}, which the rank table gives "
                     f"to {vocab[token_id]!r}"
                 )
             vocab[token_id] = token.encode("utf-8")
-        super().__init__(vocab, [], None, pattern, name=name)
+        # No merge tables (the ranks are looked up instead) and no whole tokens yet.
+        super().__init__(vocab, [], None, pattern, name=name, tables=({}, [], {}))
         # Given here, not to Tokenizer: a special token spelled like an ordinary token must
         # keep its own id, and the finder of special tokens is built once.
         self.special_tokens = special_tokens
         self._specials = SpecialTokens(special_tokens)
-        self.ranks = dict(ranks)
+        self.ranks = ranks
         self.offset = offset
         self.normalization = normalization
-        whole: dict[str, int] = {}
-        for token, rank in self.ranks.items():
-            try:
-                whole[token.decode("utf-8")] = rank + offset
-            except UnicodeDecodeError:
-                continue
-        self._ids_of.update((token, rank + offset) for token, rank in self.ranks.items())
+        if whole is None:
+            whole = {}
+            for token, token_id in zip(ranks, ids):
+                try:
+                    whole[token.decode("utf-8")] = token_id
+                except UnicodeDecodeError:
+                    continue
+        if len(self._ids_of) < len(vocab):  # a special token spelled like a ranked one
+            self._ids_of.update(zip(ranks, ids))  # the ranked token keeps its bytes
         self._byte_ids = [self._ids_of[bytes([byte])] for byte in range(256)]
         pairs = ConcatenationRanks(self.vocab, self.ranks)
         merged_ids = range(offset, offset + max(self.ranks.values(), default=-1) + 1)
@@ -291,6 +301,47 @@ class RankTokenizer(Tokenizer):
             "exactly: its format lists merges, and some tokens of a rank table are built by "
             "no merge; use save_tiktoken instead"
         )
+
+
+def pack_rank_tokenizer(tokenizer: RankTokenizer) -> tuple[dict, dict] | None:
+    """What :func:`unpack_rank_tokenizer` needs to build ``tokenizer`` again (None for a
+    subclass): its ranks, its whole tokens by position and its settings."""
+    if type(tokenizer) is not RankTokenizer:
+        return None
+    position = dict(zip(tokenizer.ranks.values(), range(len(tokenizer.ranks))))
+    offset = tokenizer.offset
+    meta = {"pattern": tokenizer.pattern, "special_tokens": list(tokenizer.special_tokens.items()),
+            "offset": offset, "normalization": tokenizer.normalization, "name": tokenizer.name}
+    whole = tokenizer.built_tables()[2]
+    sections = {
+        **startcache.pack_tokens(list(tokenizer.ranks)),
+        "ranks": startcache.ids_array(list(tokenizer.ranks.values())),
+        "whole": startcache.ids_array([position[i - offset] for i in whole.values()]),
+    }
+    return meta, sections
+
+
+def unpack_rank_tokenizer(meta: dict, sections: dict) -> RankTokenizer:
+    """The :class:`RankTokenizer` that :func:`pack_rank_tokenizer` stored, its tables made
+    by C loops (no Python step per token, no base64 to decode)."""
+    tokens = startcache.unpack_tokens(sections)
+    ranks = dict(zip(tokens, sections["ranks"].tolist()))
+    if len(ranks) != len(tokens):
+        raise ValueError("a token stored twice")
+    offset = meta["offset"]
+    chosen = list(map(tokens.__getitem__, sections["whole"]))
+    ids = map(ranks.__getitem__, chosen)
+    whole = dict(zip(map(bytes.decode, chosen), map(offset.__add__, ids) if offset else ids))
+    return RankTokenizer(ranks, meta["pattern"], dict(meta["special_tokens"]), offset=offset,
+                         normalization=meta["normalization"], name=meta["name"], whole=whole)
+
+
+def cached_rank_tokenizer(
+    label: str, settings: Sequence, build: Callable[[], RankTokenizer]
+) -> RankTokenizer:
+    """``build()`` a :class:`RankTokenizer` once, then read it back from the start-up cache
+    (:mod:`bpe_course.speed.startcache`); ``settings`` must say all ``build`` depends on."""
+    return startcache.cached(label, settings, build, pack_rank_tokenizer, unpack_rank_tokenizer)
 
 
 class _PairsByBytes(Mapping):

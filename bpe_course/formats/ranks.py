@@ -25,7 +25,6 @@ from operator import itemgetter, lt
 from ..base import Merges
 from ..safety.quoting import quote
 from ..safety.reading import read_bytes
-from ..speed.wordtable import distinct_chars
 from .gpt2 import MAX_ID
 
 #: tiktoken keeps ranks in 32 bits and uses the largest one to mean "these two do not
@@ -432,6 +431,8 @@ class RunJoiner:
         """
         if not self.usable:
             return None
+        from ..speed.wordtable import distinct_chars  # the trainer's: 10 ms to import
+
         word = token.decode("latin-1").translate(self.byte_chars)
         chars = distinct_chars(word, FEW_PARTS)
         while len(word) > 2:

@@ -30,11 +30,13 @@ import heapq
 import os
 import re
 import struct
+from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from ..base import checked_ids, checked_text, checked_texts, token_id_of
 from ..safety.specials import AllowedSpecial, DisallowedSpecial, SpecialTokens
+from ..speed import startcache
 from ..tokenizer import Tokenizer
 from ..utf8 import replace_lone_surrogates
 
@@ -538,3 +540,39 @@ def load_sentencepiece(
         data = file.read()
     proto = read_model_proto(data, source)
     return SentencePieceBPE(proto, name=name or os.path.basename(source), source=source)
+
+
+#: The settings of a :class:`ModelProto` besides its pieces (kept in a cache file's meta).
+PROTO_SETTINGS = ("model_type", "byte_fallback", "treat_whitespace_as_suffix", "unk_surface",
+                  "normalizer_name", "add_dummy_prefix", "remove_extra_whitespaces",
+                  "escape_whitespaces")
+
+
+def cached_sentencepiece(
+    path: str | os.PathLike[str], settings: Sequence[object], *, name: str
+) -> SentencePieceBPE:
+    """:func:`load_sentencepiece` once; then the pieces, scores and types come from the
+    start-up cache (:mod:`bpe_course.speed.startcache`) instead of the protobuf reader.
+    ``settings`` must name the file's contents (its sha256)."""
+    source = os.fspath(path)
+
+    def pack(tokenizer: SentencePieceBPE) -> tuple[dict, dict] | None:
+        if type(tokenizer) is not SentencePieceBPE:
+            return None
+        proto = tokenizer.proto
+        meta = {key: getattr(proto, key) for key in PROTO_SETTINGS}
+        sections = {**startcache.pack_tokens([piece.encode() for piece in proto.pieces]),
+                    "scores": array("d", proto.scores),
+                    "types": startcache.ids_array(proto.types), "charsmap": proto.charsmap}
+        return meta, sections
+
+    def unpack(meta: dict, sections: dict) -> SentencePieceBPE:
+        pieces = list(map(bytes.decode, startcache.unpack_tokens(sections)))
+        proto = ModelProto(pieces, sections["scores"].tolist(), sections["types"].tolist(),
+                           charsmap=sections["charsmap"], **meta)
+        if not len(pieces) == len(proto.scores) == len(proto.types):
+            raise ValueError("sections of different lengths")
+        return SentencePieceBPE(proto, name=name, source=source)
+
+    return startcache.cached(name, settings, lambda: load_sentencepiece(source, name=name),
+                             pack, unpack)

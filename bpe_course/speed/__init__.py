@@ -13,4 +13,5 @@ named object, and each is tested against the plain loop it replaces:
 - :mod:`.piececache`: most pretokens answered by one dictionary lookup
 - :mod:`.batches`: encoding a batch of texts on several cores
 - :mod:`.streaming`: encoding a stream as it arrives
+- :mod:`.startcache`: what a tokenizer file makes, derived once and read back at start-up
 """

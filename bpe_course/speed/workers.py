@@ -96,10 +96,49 @@ def progress_bar(enabled: bool, total: int, desc: str, **details: Any) -> Any:
     """
     if enabled:
         from tqdm.auto import tqdm
+        from tqdm.notebook import tqdm as notebook_bar
+
+        if issubclass(tqdm, notebook_bar):
+            tqdm = _bar_that_stores_its_end(tqdm)
     else:
         from tqdm import tqdm
     label = desc.ljust(PROGRESS_LABEL_WIDTH)
     return tqdm(total=total, disable=not enabled, desc=label, delay=1e-9, **details)
+
+
+def _bar_that_stores_its_end(notebook_bar: Any) -> Any:
+    """tqdm's notebook bar, shown with a display id that ``close`` updates.
+
+    A saved notebook keeps the text a widget had when it was first shown, so without this the
+    stored output (and the slides made from it) reads ``0%`` above a finished run.
+    """
+
+    class StoredBar(notebook_bar):  # type: ignore[misc, valid-type]
+        shown: Any = None
+
+        def display(self, *args: Any, check_delay: bool = True, **kwargs: Any) -> Any:
+            first = check_delay and self.delay > 0 and not self.displayed
+            self.displayed = self.displayed or first  # we show it, with an id, not tqdm
+            result = super().display(*args, check_delay=check_delay, **kwargs)
+            if first:
+                from IPython.display import display
+
+                self.shown = display(self.container, display_id=True)
+            return result
+
+        def close(self) -> None:
+            if self.disable:  # closed already (tqdm closes again when the bar is collected)
+                return
+            super().close()
+            shown, self.shown = self.shown, None
+            try:
+                self.container.pbar.n  # noqa: B018 - a weak proxy: dead while being collected
+            except ReferenceError:
+                return
+            if shown is not None:
+                shown.update(self.container)
+
+    return StoredBar
 
 
 def check_executor(executor: object) -> Executor | None:
