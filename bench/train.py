@@ -14,7 +14,9 @@ GPT-2's pattern; ``--runs N`` runs each N times by turns and keeps its fastest r
 the small ``corpus.en`` runs in this process, best of ``--repeat``.
 Shapes lay the standard library's source out so that the safe places to cut it for parallel
 counting differ. Scale builds its corpus from the text and code installed here, cached in
-``.bench-cache/``; other machines hold other files, so compare ratios, not times.
+``.bench-cache/``; other machines hold other files, so compare ratios, not times. Its rows put
+nanochat's ``rustbpe`` beside HF, with its merges as a gate (see below), and each trainer's
+peak is its whole process tree's memory, summed (:func:`tree_memory`).
 Pathological files are each a single pretoken under GPT-2's pattern (one letter, one pair
 repeated, spaces, random digits); there the peer is nanochat's ``rustbpe``, and its merges
 are the gate: the same as ours, or the same up to a tie that the two break differently.
@@ -27,11 +29,14 @@ import functools
 import gzip
 import hashlib
 import json
+import os
 import random
+import re
 import subprocess
 import sys
 import sysconfig
 import tempfile
+import threading
 import time
 import warnings
 import zlib
@@ -70,8 +75,7 @@ CS336_DIR = REPO_ROOT.parent / "shared" / "reference" / "cs336"
 SIZES = {"default": (10, 10_000), "shapes": (32, 5000), "scale": (300, 32_000),
          "pathological": (10, 300)}
 QUICK = {"default": (1, 1000), "shapes": (2.5, 500), "scale": (3, 1000), "pathological": (0.3, 300)}
-GOALS = {"default": ["<= 0.8x HF"], "shapes": ["CPU/wall vs easy", "peak vs easy", "goals"],
-         "scale": ["peak vs HF", "goals: <= 1x HF"]}
+GOALS = {"default": ["<= 0.8x HF"], "shapes": ["CPU/wall vs easy", "peak vs easy", "goals"]}
 ROOTS = ["/usr/share/doc", "/usr/share/man", sysconfig.get_paths()["stdlib"],
          *map(str, sorted(Path("/usr/lib").glob("python3*"))), sysconfig.get_paths()["purelib"]]
 TEXT = {"", ".py", ".pyi", ".txt", ".md", ".rst", ".html", ".c", ".h", ".json", ".toml", ".cfg",
@@ -110,40 +114,114 @@ def hf_trainer(vocab_size: int, special_tokens: Sequence[str]) -> tuple[Any, Any
     return tokenizer, trainer
 
 
+def documents(path: str, special_tokens: Sequence[str], block: int = 1 << 20) -> Iterator[str]:
+    """The text of ``path`` between special tokens, read a block at a time: how rustbpe gets a
+    corpus, since it cuts at no special token of its own (it would count ``<|`` as a piece)."""
+    if not special_tokens:
+        yield Path(path).read_text(encoding="utf-8")
+        return
+    cut = re.compile("|".join(map(re.escape, sorted(special_tokens, key=len, reverse=True))))
+    tail = ""
+    with open(path, encoding="utf-8", newline="") as file:
+        while data := file.read(block):
+            *done, tail = cut.split(tail + data)
+            yield from done
+    yield tail
+
+
 def train_here(who: str, path: str, vocab_size: int, special_tokens: list[str]) -> dict:
-    """Train once in this fresh process: wall time, CPU/wall, peak RSS, vocabulary reached."""
+    """Train once in this fresh process: wall time, CPU/wall, peak RSS, vocabulary reached,
+    and for ours and rustbpe a digest of each learned token in order (the gate)."""
     hf = hf_trainer(vocab_size, special_tokens) if who == "hf" else None
+    tokens: list[bytes] = []
     cpu, start = cpu_seconds(), time.perf_counter()
     if hf:
         hf[0].train([path], hf[1])
         reached = hf[0].get_vocab_size()
+    elif who == "rustbpe":
+        import rustbpe
+
+        tokenizer = rustbpe.Tokenizer()
+        pieces = documents(path, special_tokens)
+        tokenizer.train_from_iterator(pieces, vocab_size - len(special_tokens),
+                                      pattern=GPT2_PATTERN)
     else:
-        reached = len(train_bpe(path, vocab_size, special_tokens, num_processes=None)[0])
+        vocab = train_bpe(path, vocab_size, special_tokens, num_processes=None)[0]
+        reached = len(vocab)
     wall = time.perf_counter() - start
     main, worker = peak_rss()
     cores = (cpu_seconds() - cpu) / wall
-    return {"wall": wall, "cores": cores, "main": main, "worker": worker, "vocab": reached}
+    if who == "rustbpe":
+        ranked = sorted(tokenizer.get_mergeable_ranks(), key=lambda item: item[1])
+        tokens = [bytes(token) for token, rank in ranked if rank >= 256]
+        reached = len(ranked) + len(special_tokens)
+    elif who == "ours":
+        tokens = [vocab[index] for index in range(256 + len(special_tokens), len(vocab))]
+    return {"wall": wall, "cores": cores, "main": main, "worker": worker, "vocab": reached,
+            "tokens": [hashlib.sha1(token).hexdigest() for token in tokens],
+            "lengths": [len(token) for token in tokens]}
 
 
-def train_pair(path: Path, vocab_size: int, special_tokens: Sequence[str], runs: int) -> list[dict]:
-    """Ours, then HF, each in a fresh process, ``runs`` times by turns; each side's fastest run
-    (a busy spell of a shared machine then falls on both alike). Stopping short fails."""
+def tree_memory(pid: int) -> int:
+    """The memory of process ``pid`` and of all its descendants, summed (bytes): their
+    proportional set size, in which a page shared by ``n`` processes (a forked worker shares
+    its parent's) counts ``1/n`` in each, so the sum counts every page once."""
+    total, pending = 0, [pid]
+    while pending:
+        current = pending.pop()
+        try:
+            with open(f"/proc/{current}/smaps_rollup", encoding="ascii") as rollup:
+                total += next((int(line.split()[1]) * 1024 for line in rollup
+                               if line.startswith("Pss:")), 0)
+            for task in os.listdir(f"/proc/{current}/task"):
+                with open(f"/proc/{current}/task/{task}/children", encoding="ascii") as children:
+                    pending += map(int, children.read().split())
+        except (FileNotFoundError, ProcessLookupError):  # it ended meanwhile
+            continue
+    return total
+
+
+def run_child(command: list[str], every: float = 0.02) -> tuple[subprocess.CompletedProcess, int]:
+    """Run ``command``; also the peak of :func:`tree_memory`, sampled every ``every`` seconds
+    from here (a thread in the trainer itself would compete with it for the interpreter)."""
+    child = subprocess.Popen(command, cwd=REPO_ROOT, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    peak = 0
+    done = threading.Event()
+
+    def sample() -> None:
+        nonlocal peak
+        while not done.wait(every):
+            peak = max(peak, tree_memory(child.pid))
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    out, err = child.communicate()
+    done.set()
+    sampler.join()
+    return subprocess.CompletedProcess(command, child.returncode, out, err), peak
+
+
+def train_pair(path: Path, vocab_size: int, special_tokens: Sequence[str], runs: int,
+               peers: Sequence[str] = ("ours", "hf")) -> dict[str, dict]:
+    """Ours and each peer, each in a fresh process, ``runs`` times by turns; each side's fastest
+    run (a busy spell of a shared machine then falls on all alike). Stopping short fails."""
     best: dict[str, dict] = {}
     for _ in range(runs):
-        for who in ("ours", "hf"):
+        for who in peers:
             command = [sys.executable, "-m", "bench.train", "--child", who, str(path),
                        str(vocab_size)]
-            done = subprocess.run([*command, *special_tokens], cwd=REPO_ROOT,
-                                  capture_output=True, text=True, check=False)
+            done, tree = run_child([*command, *special_tokens])
             if done.returncode != 0:
                 raise RuntimeError(f"{' '.join(command)} failed:\n{done.stderr}")
             run = json.loads(done.stdout.splitlines()[-1])
             run["peak"] = max(run["main"], run["worker"] or 0)
+            run["tree"] = tree
             if abs(run["vocab"] - vocab_size) > 0.01 * vocab_size:
                 raise SystemExit(f"FAIL  {who} stopped at vocab {run['vocab']} of {vocab_size}")
             if who not in best or run["wall"] < best[who]["wall"]:
                 best[who] = run
-    return [best["ours"], best["hf"]]
+    return best
 
 
 def shapes(n_bytes: int, folder: Path) -> list[tuple[str, Path, list[str]]]:
@@ -210,8 +288,7 @@ def goal_cells(kind: str, ours: dict, hf: dict, easy: dict) -> list[str]:
         cores, memory = ours["cores"] / easy["cores"], ours["peak"] / easy["peak"]
         goals = f"{'met' if cores >= 0.9 else 'missed'}, {verdict(memory, 1.5)}"
         return [f"{cores:.2f}", f"{memory:.2f}x", goals]
-    memory = ours["peak"] / hf["peak"]
-    return [f"{memory:.2f}x", f"{verdict(ours['wall'] / hf['wall'], 1)}, {verdict(memory, 1)}"]
+    raise ValueError(f"no goal cells for {kind!r}: the scale rows have their own table")
 
 
 # Pathological corpora: one pretoken of 10 MB -----------------------------------------------
@@ -278,7 +355,8 @@ def run_peer(who: str, path: Path, vocab_size: int, runs: int) -> dict:
     return best
 
 
-def tie_note(path: Path, ours: dict, theirs: dict, vocab_size: int) -> str:
+def tie_note(path: Path, ours: dict, theirs: dict, vocab_size: int,
+             special_tokens: Sequence[str] = ()) -> str:
     """Where our tokens and rustbpe's part, and whether that is a tie broken two ways: replay
     our merges up to there and compare the counts of the two pairs that make the two tokens."""
     index = next((i for i, (a, b) in enumerate(zip(ours["tokens"], theirs["tokens"])) if a != b),
@@ -287,17 +365,19 @@ def tie_note(path: Path, ours: dict, theirs: dict, vocab_size: int) -> str:
         if len(ours["tokens"]) == len(theirs["tokens"]):
             return "identical"
         return f"same {min(len(ours['tokens']), len(theirs['tokens']))}, then one stops"
-    counts = count_file_pretokens([str(path)], num_processes=1)
-    vocab, merges = train_bpe(path, 256 + index + 1, num_processes=1)
-    ids = {token: token_id for token_id, token in vocab.items()}
+    first = 256 + len(special_tokens)  # the id of the first merge
+    counts = count_file_pretokens([str(path)], special_tokens)
+    vocab, merges = train_bpe(path, first + index + 1, special_tokens)
+    specials = range(256, first)
+    ids = {token: token_id for token_id, token in vocab.items() if token_id not in specials}
     words = [(word.encode(), count) for word, count in counts.items()]
     table = WordTable([(data, count) for data, count in words if len(data) > 1])
     for step, (left, right) in enumerate(merges[:index]):
-        table.merge(chr(ids[left]) + chr(ids[right]), chr(256 + step))
+        table.merge(chr(ids[left]) + chr(ids[right]), chr(first + step))
     ours_pair = chr(ids[merges[index][0]]) + chr(ids[merges[index][1]])
     # rustbpe's token at that rank: the two tokens learned before it that spell it.
     length = theirs["lengths"][index]
-    known = [token for token_id, token in vocab.items() if token_id < 256 + index]
+    known = [token for token, token_id in ids.items() if token_id < first + index]
     candidates = [(left, right) for left in known for right in known
                   if len(left) + len(right) == length
                   and hashlib.sha1(left + right).hexdigest() == theirs["tokens"][index]]
@@ -413,9 +493,12 @@ def main(argv: list[str] | None = None) -> int:
             (ours, _), (hf, _) = best_times(args.repeat, train_ours, train_hf)
             cells = [seconds(ours), "-", "-", seconds(hf), "-", "-", ratio(ours, hf), "-"]
             rows.append(["CS336 corpus.en", size(corpus.stat().st_size), "500", *cells])
+        if kind == "scale":
+            return scale(corpora, vocab_size, args.runs)
         easy = None
         for name, path, special_tokens in corpora:
-            ours, hf = train_pair(path, vocab_size, special_tokens, args.runs)
+            both = train_pair(path, vocab_size, special_tokens, args.runs)
+            ours, hf = both["ours"], both["hf"]
             easy = easy or ours
             worker = f" / {size(ours['worker'])}" if ours["worker"] else ""
             cells = [seconds(ours["wall"]), f"{ours['cores']:.2f}", size(ours["main"]) + worker,
@@ -432,6 +515,53 @@ def main(argv: list[str] | None = None) -> int:
           "each in a fresh process, by turns.")
     print_load("end")
     return 0
+
+
+def scale(corpora: list[tuple[str, Path, list[str]]], vocab_size: int, runs: int) -> int:
+    """The scale rows: ours beside rustbpe and HF, each in a fresh process. rustbpe gets the
+    text between special tokens (as ours counts it), so its merges are a gate: the same as
+    ours, or the same up to a tie that the two break differently."""
+    peers = ["ours", "rustbpe", "hf"] if installed("rustbpe") else ["ours", "hf"]
+    if "rustbpe" not in peers:
+        print("SKIP  merges == rustbpe's: rustbpe is not installed")
+    rows, passed = [], True
+    for name, path, special_tokens in corpora:
+        runs_of = train_pair(path, vocab_size, special_tokens, runs, peers)
+        ours, hf, rust = runs_of["ours"], runs_of["hf"], runs_of.get("rustbpe")
+        done = [run for run in (ours, rust, hf) if run]
+        cells = [" / ".join(seconds(run["wall"]) for run in done),
+                 " / ".join(f"{run['wall'] * run['cores']:.1f} s" for run in done),
+                 " / ".join(size(run["tree"]) for run in done)]
+        goals = []
+        if rust is None:
+            cells += ["-", "-", "-", "rustbpe: not installed"]
+        else:
+            note = tie_note(path, ours, rust, vocab_size, special_tokens)
+            passed &= not note.startswith("FAIL")
+            print(f"{'FAIL' if note.startswith('FAIL') else 'PASS'}  merges == rustbpe's: "
+                  f"{name}: {note}")
+            time_ratio, memory = ours["wall"] / rust["wall"], ours["tree"] / rust["tree"]
+            cpu_ratio = ours["wall"] * ours["cores"] / (rust["wall"] * rust["cores"])
+            cells += [f"{time_ratio:.2f}x", f"{cpu_ratio:.2f}x", f"{memory:.2f}x",
+                      note.split(":")[0]]
+            goals += [verdict(time_ratio, 1), verdict(memory, 1)]
+        cells.append(ratio(ours["wall"], hf["wall"]))
+        goals.append(verdict(ours["wall"] / hf["wall"], 0.5))
+        rows.append([name, size(path.stat().st_size), f"{vocab_size:,}", *cells, ", ".join(goals)])
+    who = " / ".join(["ours", "rustbpe", "HF"] if "rustbpe" in peers else ["ours", "HF"])
+    header = ["corpus", "size", "vocab", f"time: {who}", f"CPU time: {who}", f"peak: {who}",
+              "time vs rustbpe", "CPU time vs rustbpe", "peak vs rustbpe", "merges vs rustbpe",
+              "time vs HF", "goals: <= 1x rustbpe, peak <= rustbpe's, <= 0.5x HF"]
+    table("Training at scale (ours: train_bpe; rustbpe: nanochat's trainer; HF: BpeTrainer)",
+          header, rows)
+    print(f"\nEach trainer in a fresh process, fastest of {runs} run(s), by turns. Peak: the "
+          "memory of the process and all its workers summed (proportional set size, so a page "
+          "a forked worker shares with its parent counts once), sampled every 20 ms. CPU "
+          "time: of the process and its workers, all threads; on a busy machine it moves less "
+          "than wall time does. rustbpe reads the file a block at a time and gets the text "
+          "between special tokens.")
+    print_load("end")
+    return 0 if passed else 1
 
 
 def installed(name: str) -> bool:

@@ -23,13 +23,7 @@ import heapq
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import Executor
 
-from .base import (
-    Merges,
-    PathLike,
-    Vocab,
-    start_training,
-    word_bytes,
-)
+from .base import Merges, PathLike, Vocab, start_training, word_bytes
 from .naive import train_from_counts_naive
 from .pretokens import GPT2_PATTERN
 from .speed.counting import count_corpus
@@ -80,7 +74,6 @@ def heap_key(token: bytes) -> bytes:
     return token.translate(COMPLEMENT).replace(b"\xff", b"\xff\x00") + KEY_END
 
 
-@cycle_collector_paused
 def train_from_counts(
     word_counts: Mapping[str | bytes, int],
     vocab_size: int,
@@ -102,19 +95,26 @@ def train_from_counts(
     >>> merges
     [(b'w', b'e'), (b'l', b'o'), (b'we', b's')]
     """
+    return _train([word_counts], vocab_size, special_tokens, progress, num_processes)
+
+
+@cycle_collector_paused
+def _train(handed: list[Mapping[str | bytes, int]], vocab_size: int,
+           special_tokens: Sequence[str], progress: bool, num_processes: int | None):
+    """:func:`train_from_counts` on the counts in ``handed``, a list it empties once it has read
+    them, so that counts nobody else keeps (:func:`train_bpe`'s) are freed before tables grow."""
     special_tokens, num_merges, vocab = start_training(vocab_size, special_tokens)
     processes = process_count(num_processes)
     merges: Merges = []
     # 1. count pretokens once (a single byte has no pair and never changes)
-    words = [(data, count) for data, count in word_bytes(word_counts, special_tokens) if data[1:]]
+    words = [(data, count) for data, count in word_bytes(handed.pop(), special_tokens) if data[1:]]
     last_id = len(vocab) - 1 + min(num_merges, sum(len(data) - 1 for data, _ in words))
     if last_id >= MAX_TOKEN_IDS:
-        raise ValueError(
-            f"vocab_size={vocab_size} could need token id {last_id:,}, but this trainer "
-            f"stores a token as one character, so ids stop at {MAX_TOKEN_IDS - 1:,}"
-        )
-    with shared_word_table(words, processes) as table:  # helper processes, if they pay
-        del words
+        raise ValueError(f"vocab_size={vocab_size} could need token id {last_id:,}, but a token "
+                         f"is one character here, so ids stop at {MAX_TOKEN_IDS - 1:,}")
+    sharing = shared_word_table(words, processes)  # helper processes, if they pay
+    del words  # the table reads the words and frees them as it goes
+    with sharing as table:
         heap = PairHeap(table.pair_counts, vocab)
         with progress_bar(progress, num_merges, desc="merges", unit="merge") as bar:
             bar.refresh()  # drawn only now that the block will close it (see progress_bar)
@@ -221,9 +221,9 @@ def train_bpe(
         input_path, vocab_size, special_tokens, pattern, num_processes, progress, errors, executor,
         max_pretoken_bytes,
     )
-    return train_from_counts(
-        counts, vocab_size, specials, progress=progress, num_processes=num_processes
-    )
+    handed = [counts]  # _train takes the counts out of the list, and so frees them
+    del counts
+    return _train(handed, vocab_size, specials, progress, num_processes)
 
 
 # train_bpe_naive repeats train_bpe's signature on purpose: the two are drop-in swaps.

@@ -95,12 +95,28 @@ except KeyboardInterrupt:
 """
 
 
+#: Prepended to BATCH_CHILD: each worker waits a second before it starts ignoring Ctrl-C, so
+#: a Ctrl-C sent once both exist surely lands between a worker's fork and its initializer.
+SLOW_WORKER_START = """
+import time
+from bpe_course.speed import batches
+ignore_now = batches.worker_ignores_ctrl_c
+def ignore_later():
+    time.sleep(1)
+    ignore_now()
+batches.worker_ignores_ctrl_c = ignore_later
+"""
+
+
 @pytest.mark.skipif(not hasattr(signal, "SIGINT") or os.name != "posix", reason="POSIX signals")
-def test_ctrl_c_during_a_parallel_batch_stops_every_worker():
+@pytest.mark.parametrize("slow_start", [False, True], ids=["started", "before-initializer"])
+def test_ctrl_c_during_a_parallel_batch_stops_every_worker(slow_start):
     # Its own process group, so that the signal goes to every process in it, as Ctrl-C in a
-    # terminal does: the workers must ignore it and leave stopping to the main process.
+    # terminal does: the workers must ignore it and leave stopping to the main process, even
+    # a worker that is forked but has not yet run its initializer (SLOW_WORKER_START).
+    script = (SLOW_WORKER_START if slow_start else "") + BATCH_CHILD
     child = subprocess.Popen(
-        [sys.executable, "-c", BATCH_CHILD],
+        [sys.executable, "-c", script],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         start_new_session=True,

@@ -6,6 +6,7 @@ a benchmark whose encoder or trainer gives a wrong answer must stop with status 
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -28,7 +29,49 @@ def test_train_benchmark_quick(mode: list[str], tmp_path: Path, capsys) -> None:
     out = capsys.readouterr().out
     assert status == 0, out
     assert "PASS  train_bpe == train_bpe_naive" in out and "FAIL" not in out
-    assert "| CPU/wall |" in out and "load average at end" in out
+    cpu_column = "| CPU time: ours / " if "--scale" in mode else "| CPU/wall |"
+    assert cpu_column in out and "load average at end" in out
+
+
+def test_scale_rows_put_rustbpe_beside_hf_with_its_merges_as_a_gate(tmp_path, capsys) -> None:
+    pytest.importorskip("rustbpe", reason="rustbpe is a peer of the benchmark only")
+    args = ["--scale", "--quick", "--size-mb", "0.5", "--vocab-size", "400", "--cache-dir"]
+    status = bench_train.main([*args, str(tmp_path)])
+    out = capsys.readouterr().out
+    assert status == 0, out
+    assert "PASS  merges == rustbpe's: installed-0.5MB.txt: " in out
+    assert "| time: ours / rustbpe / HF | CPU time: ours / rustbpe / HF |" in out
+
+
+def test_rustbpe_gets_the_text_between_special_tokens_across_blocks(tmp_path) -> None:
+    text = "one<|endoftext|>two<|endoftext|><|endoftext|>three <|x|> four<|x|>"
+    path = tmp_path / "corpus.txt"
+    path.write_text(text, encoding="utf-8")
+    specials = ["<|endoftext|>", "<|x|>"]
+    for block in (1, 2, 5, 100):  # a token cut by every possible block edge
+        pieces = list(bench_train.documents(str(path), specials, block))
+        assert pieces == ["one", "two", "", "three ", " four", ""], block
+    assert list(bench_train.documents(str(path), [])) == [text]
+
+
+def test_tree_memory_counts_the_children(tmp_path) -> None:
+    import subprocess
+    import time
+
+    before = bench_train.tree_memory(os.getpid())
+    assert before > 1_000_000  # this interpreter, at least
+    ready = tmp_path / "ready"
+    child = subprocess.Popen([sys.executable, "-c", (
+        "import pathlib, sys, time; data = b'x' * 80_000_000; "
+        "pathlib.Path(sys.argv[1]).touch(); time.sleep(30)"), str(ready)])
+    try:
+        deadline = time.monotonic() + 30
+        while not ready.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert bench_train.tree_memory(os.getpid()) - before > 70_000_000
+    finally:
+        child.kill()
+        child.wait()
 
 
 def test_pathological_train_benchmark_quick(capsys) -> None:

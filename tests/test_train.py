@@ -275,6 +275,35 @@ def test_special_token_text_is_ordinary_text_when_not_declared(tmp_path):
     assert (b"<", b"|") in merges
 
 
+def test_train_bpe_frees_the_corpus_counts_before_the_merge_loop(tmp_path, monkeypatch):
+    # The counts of every distinct pretoken (about 30 MB at 100 MB of text) are read once, into
+    # the word table; kept alive through the merge loop they only raised the peak.
+    import weakref
+
+    from bpe_course import train as train_module
+
+    path = tmp_path / "corpus.txt"
+    path.write_text("low lower newest widest " * 50, encoding="utf-8")
+    real_count, real_table = train_module.count_corpus, train_module.shared_word_table
+    seen: list[weakref.ref] = []
+    alive_at_merge: list[bool] = []
+
+    def counting(*args, **kwargs):
+        specials, counts = real_count(*args, **kwargs)
+        seen.append(weakref.ref(counts))
+        return specials, counts
+
+    def table(words, processes):
+        alive_at_merge.append(seen[0]() is not None)
+        return real_table(words, processes)
+
+    monkeypatch.setattr(train_module, "count_corpus", counting)
+    monkeypatch.setattr(train_module, "shared_word_table", table)
+    vocab, merges = train_bpe(path, 270, num_processes=1)
+    assert alive_at_merge == [False]
+    assert merges == train_bpe_naive(path, 270, num_processes=1)[1]
+
+
 def test_a_progress_bar_in_a_notebook_stores_its_finished_state(tmp_path):
     # Jupyter keeps the text a widget had when it was first shown: a saved notebook (and the
     # slides made from it) showed "pretokenize: 0%" above a finished run. The bar must update

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from itertools import accumulate
 from typing import Any
 
-from .workers import process_count, worker_ignores_ctrl_c
+from .workers import process_count, started_pool, worker_ignores_ctrl_c
 
 #: A batch with fewer characters than this is encoded in this process. Measured on 2 cores
 #: (texts of 2-20 kB, gpt2 and o200k_base): counting the CPU time of this process and of two
@@ -47,7 +47,7 @@ def map_texts(
     tasks = even_slices([len(text) for text in texts], workers * TASKS_PER_WORKER)
     context = multiprocessing.get_context("fork")
     setup = (encoder, texts, method, options)
-    with context.Pool(workers, initializer=_start_batch_worker, initargs=setup) as pool:
+    with started_pool(context, workers, _start_batch_worker, setup) as pool:
         packed = pool.map(_encode_batch_slice, tasks)
     return [ids for data, lengths in packed for ids in unpack_ids(data, lengths)]
 

@@ -46,6 +46,7 @@ from .workers import (
     check_num_processes,
     process_count,
     progress_bar,
+    started_pool,
     worker_ignores_ctrl_c,
 )
 
@@ -354,7 +355,7 @@ def _results(
     workers = min(num_processes, len(tasks))
     # A Pool, not a ProcessPoolExecutor: leaving the block terminates the workers at once,
     # which is what Ctrl-C needs (an executor would first finish the running chunks).
-    with multiprocessing.get_context().Pool(workers, initializer=worker_ignores_ctrl_c) as pool:
+    with started_pool(multiprocessing.get_context(), workers, worker_ignores_ctrl_c) as pool:
         yield from pool.imap_unordered(count_chunk_task, tasks)
 
 

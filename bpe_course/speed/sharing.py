@@ -21,7 +21,7 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from .wordtable import WordTable
-from .workers import worker_ignores_ctrl_c
+from .workers import ctrl_c_held, worker_ignores_ctrl_c
 
 #: The fewest distinct pretokens worth a share of the first merges in a process of its own:
 #: a helper with fewer would cost more to start than it saves (see :class:`MergeHelpers`).
@@ -44,22 +44,35 @@ def shared_word_table(
 
     Either way the caller gets the same interface (``pair_counts``, and ``merge`` returning
     what each pair lost and the pairs it created), so the merge loop never knows whether
-    helpers exist. The table keeps no reference to ``words``: the caller may drop them.
+    helpers exist. The table keeps no reference to ``words``, and the list is emptied as the
+    table reads it: if the caller drops it before the block starts, each word's bytes are
+    freed as soon as it is in the table, and the table's strings take their place in memory.
     """
     # No more helpers than cores, even when asked: they would only wait for one another.
     shares = max(1, min(processes, os.cpu_count() or 1, len(words) // SHARE_WORDS))
     if multiprocessing.current_process().daemon:
         shares = 1  # a daemonic process (a pool's worker) may not start processes
     if shares == 1:
-        table = WordTable(words)
-        del words
-        yield table
+        yield WordTable(handed_over(words))
         return
     with MergeHelpers([words[start::shares] for start in range(1, shares)]) as helpers:
-        table = WordTable(words[::shares])
-        del words
+        mine = words[::shares]
+        words.clear()
+        table = WordTable(handed_over(mine))
         helpers.add_pair_counts(table)
         yield SharedWordTable(table, helpers)
+
+
+def handed_over(items: list[Any]) -> Iterator[Any]:
+    """The items of ``items`` in order, each taken out of the list as it is given.
+
+    >>> items = [1, 2, 3]
+    >>> next(handed_over(items)), items
+    (1, [3, 2])
+    """
+    items.reverse()
+    while items:
+        yield items.pop()
 
 
 class SharedWordTable:
@@ -106,7 +119,8 @@ class MergeHelpers:
             given = [share]
             ours = [here, *self.connections]  # for the helper to close its copies of
             process = context.Process(target=help_merge, args=(there, ours, given), daemon=True)
-            process.start()
+            with ctrl_c_held():  # until the helper ignores it (see ctrl_c_held)
+                process.start()
             given.clear()
             there.close()
             self.connections.append(here)
@@ -205,7 +219,7 @@ def help_merge(
         end.close()
     worker_ignores_ctrl_c()
     gc.disable()  # no reference cycles here either (see cycle_collector_paused)
-    table = WordTable(given.pop())
+    table = WordTable(handed_over(given.pop()))
     try:
         connection.send(table.pair_counts)
         while isinstance(request := connection.recv(), tuple):

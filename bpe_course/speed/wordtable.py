@@ -124,11 +124,11 @@ class WordTable:
         new_words: defaultdict[str, list[int]] = defaultdict(list)
         for index in pair_words.pop(pair, ()):
             word = words[index]
+            if pair not in word:
+                continue  # stale entry: an earlier merge took this word's pair away
             if len(word) >= LONG_WORD:
                 self._merge_long_word(index, pair, new_token, lost, gained, new_words)
                 continue
-            if pair not in word:
-                continue  # stale entry: an earlier merge took this word's pair away
             merged = word.replace(pair, new_token)
             words[index] = merged
             count = counts[index]

@@ -10,15 +10,73 @@ local pool.
 from __future__ import annotations
 
 import os
+import signal
+from collections.abc import Callable, Iterator
 from concurrent.futures import Executor
+from contextlib import contextmanager
+from multiprocessing.pool import Pool
 from typing import Any
 
-from ..safety.interrupts import worker_ignores_ctrl_c
+from ..safety import interrupts
 
 __all__ = [
-    "check_executor", "check_num_processes", "process_count", "progress_bar",
-    "worker_ignores_ctrl_c",
+    "check_executor", "check_num_processes", "ctrl_c_held", "process_count", "progress_bar",
+    "started_pool", "worker_ignores_ctrl_c",
 ]
+
+#: Blocking a signal for a while needs ``pthread_sigmask`` (POSIX; not on Windows).
+CAN_HOLD_SIGNALS = hasattr(signal, "pthread_sigmask") and hasattr(signal, "SIGINT")
+
+
+@contextmanager
+def ctrl_c_held() -> Iterator[None]:
+    """Within this block Ctrl-C (SIGINT) waits: it is blocked in this thread, and so in every
+    process forked and every thread started here, until the block ends.
+
+    A forked worker starts as a copy of this process, with its handler for Ctrl-C, and
+    ignores Ctrl-C only once its initializer runs. A Ctrl-C sent to the whole process
+    group in between (a terminal sends it to every process of the command) used to hit the
+    worker there and print its traceback. A worker started in this block gets it blocked
+    instead: still pending when :func:`worker_ignores_ctrl_c` ignores it, which discards
+    it, and then unblocks. Here it takes effect when the block ends.
+    """
+    if not CAN_HOLD_SIGNALS:
+        yield
+        return
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
+
+
+@contextmanager
+def started_pool(
+    context: Any, processes: int, initializer: Callable[..., None], initargs: tuple = ()
+) -> Iterator[Pool]:
+    """``with context.Pool(processes, initializer, initargs) as pool``, its workers forked
+    inside :func:`ctrl_c_held`, so that none of them can see a Ctrl-C before it ignores it.
+
+    ``initializer`` must call :func:`worker_ignores_ctrl_c`. A Ctrl-C that came while the pool
+    started takes effect once the pool is ours to stop, so the block's end still terminates
+    every worker (as leaving ``with Pool(...)`` does).
+    """
+    with ctrl_c_held():
+        pool = context.Pool(processes, initializer, initargs)
+    try:
+        yield pool
+    finally:
+        pool.terminate()
+
+
+def worker_ignores_ctrl_c() -> None:
+    """Pool initializer: a worker ignores Ctrl-C and takes the default action for SIGTERM and
+    SIGHUP (:func:`bpe_course.safety.interrupts.worker_ignores_ctrl_c`), then lets through
+    the signals :func:`ctrl_c_held` blocked while it was forked: a Ctrl-C that came in the
+    meantime is discarded by being ignored."""
+    interrupts.worker_ignores_ctrl_c()
+    if CAN_HOLD_SIGNALS:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 #: Progress-bar labels are padded to this width so stacked bars line up.
