@@ -281,26 +281,11 @@ def test_run_metadata_is_found_in_any_cell():
 
 # The course's notebooks ----------------------------------------------------------------------
 
-#: Findings in the committed notebooks that are being fixed in the notebooks' own cells;
-#: each xfail is not strict, so the test turns XPASS the moment its notebook is clean.
-#: Remove an entry once its notebook passes.
-KNOWN: dict[tuple[str, str], str] = {
-    **{(name, "run-metadata"): "nbconvert timestamps: run tools.strip_run_metadata"
-       for name in NOTEBOOK_NAMES},
-    ("04_fast_training", "progress"): "cell 99 stores its bars at 0%",
-    ("04_fast_training", "timing"): "cells 11, 77 and 85 state a direction not chosen by the run",
-    ("04_fast_training", "paths"): "cell 75 reads CS336's files from beside the clone",
-    ("06_encoding_in_practice", "reprs"): "cell 70 ends with ax.set_title(...)",
-}
-
-
 def notebook_checks() -> list[Any]:
     params = []
     for name in NOTEBOOK_NAMES:
         for check in CHECKS:
-            marks = ([pytest.mark.xfail(reason=KNOWN[name, check], strict=False)]
-                     if (name, check) in KNOWN else [])
-            params.append(pytest.param(name, check, marks=marks, id=f"{name[:2]}-{check}"))
+            params.append(pytest.param(name, check, id=f"{name[:2]}-{check}"))
     return params
 
 
