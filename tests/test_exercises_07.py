@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+import regex
 from notebook_cells import assert_accepted, assert_rejected, load_exercises
 
 
@@ -166,10 +167,17 @@ def loses_trailing_capitals(word):
     return pieces
 
 
+def capitals_apart_from_lowers(word):
+    """A capital joins the lower-case letters after it, but a run of capitals does not:
+    HTTPServer -> HTTPS, erver."""
+    return regex.findall(r"\p{Lu}\p{Ll}+|\p{Lu}+|\p{Ll}+", word)
+
+
 @pytest.mark.parametrize(
     ("wrong", "hint"),
     [
         (whole_word, "as cl100k_base's pattern would"),
+        (capitals_apart_from_lowers, "lower-case letters after a run of capitals stay with it"),
         (split_before_every_capital, "do not cut between capitals"),
         (camel_case_humps, "a run of capitals stays together"),
         (ascii_only_cases, "letters outside them have case too"),

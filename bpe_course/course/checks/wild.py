@@ -57,6 +57,10 @@ def word_pieces_hint(word: str, got: list[str], expected: list[str]) -> str:
         return (f"for {word!r} you returned {got}, but a run of capitals stays together with "
                 f"the lower-case letters after it: {expected} (HTTPServer is one pretoken; the "
                 "ids HTTP + Server come from merges)")
+    if any(left.isupper() and len(left) > 1 and right.islower()
+           for left, right in zip(got, got[1:])):
+        return (f"for {word!r} you returned {got}: lower-case letters after a run of capitals "
+                f"stay with it (a word is capitals, then lower case): {expected}")
     if any(piece.isupper() and len(piece) == 1 for piece in got) and len(got) > len(expected):
         return (f"for {word!r} you returned {got}: do not cut between capitals; a run of "
                 f"capitals is one piece, or the start of one: {expected}")
