@@ -14,7 +14,13 @@ from collections import Counter
 from typing import Any
 
 import pytest
-from notebook_cells import assert_accepted, assert_rejected, load_notebook, run_cells
+from notebook_cells import (
+    assert_accepted,
+    assert_rejected,
+    assert_rejected_in_chinese,
+    load_notebook,
+    run_cells,
+)
 
 from bpe_course import merge, pretokenize, split_on_special_tokens
 from bpe_course.course.checks import fast_training
@@ -340,3 +346,41 @@ SOLUTIONS = [
 @pytest.mark.parametrize(("check", "solution"), SOLUTIONS)
 def test_check_accepts_the_solution(nb04, capsys, check, solution):
     assert_accepted(capsys, nb04[check], (nb04[solution],))
+
+
+# The Chinese edition: every wrong answer above gets its hint in Chinese, in the same order ---
+
+ZH_HINTS = {
+    "check_count_pair": ["会跳过重叠的匹配", "要乘上它的计数", "要数的是字节，不是字符"],
+    "check_apply_merge": ["出现位置重叠或相邻", "先把每个旧词的字节对从 pair_counts 里减掉",
+                          "它的每个字节对也出现这么多次", "计数为 0 的", "里没有第",
+                          "却不在 `changed` 里", "要把合并后的词存回去",
+                          "(x, a) 和 (b, y) 也被破坏了"],
+    "check_heap_key": ["得到了同一个键", "一个词元比它自己的前缀大", "`left` 更长的优先",
+                       "计数最大的要有最小的键", "合并后的词元 left + right 更大的必须先出来",
+                       "`left` 更长的必须先出来", "训练器通常的规则", "漏了 `return`"],
+    "check_safe_cut": ["这不是切点", "抛出了", "要从 `position` 开始找", "要把 `position` 加回去",
+                       "要返回词元开始的位置", "要在所有特殊词元中取最早的起始位置",
+                       "先把它们编码", "漏了 `return`"],
+    "check_train_with_specials": ["合并从不跨越预分词片段的边界",
+                                  "特殊词元的 id 紧跟在 256 个字节之后",
+                                  "它只出现在特殊词元内部", "但不占用合并的次数", "漏了 `return`"],
+}
+ZH_REJECTIONS = [
+    (check, wrong, zh)
+    for check, wrongs in [("check_count_pair", COUNT_PAIR_WRONG),
+                          ("check_apply_merge", APPLY_MERGE_WRONG),
+                          ("check_heap_key", HEAP_KEY_WRONG),
+                          ("check_safe_cut", SAFE_CUT_WRONG),
+                          ("check_train_with_specials", TRAIN_WITH_SPECIALS_WRONG)]
+    for (wrong, _), zh in zip(wrongs, ZH_HINTS[check], strict=True)
+]
+
+
+@pytest.mark.parametrize(
+    ("check", "wrong", "hint"),
+    ZH_REJECTIONS,
+    ids=[f"{check}: {hint}" for check, _, hint in ZH_REJECTIONS],
+)
+def test_04_checks_hint_in_chinese(nb04, capsys, check, wrong, hint):
+    assert_rejected_in_chinese(capsys, nb04[check], (wrong,), hint)
