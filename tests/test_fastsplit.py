@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from bpe_course.pretokens import NAMED_PATTERNS, count_pretokens
 from bpe_course.speed import fastsplit
+from bpe_course.speed.cachefiles import CACHE_ENV
 from bpe_course.speed.counting import count_text_pretokens
 from bpe_course.speed.fastsplit import (
     Splitter,
@@ -139,6 +140,7 @@ def test_members_are_ranges_of_the_bmp():
 def test_a_translation_that_splits_differently_is_not_used(monkeypatch):
     import bpe_course.speed.fastsplit as fastsplit
 
+    monkeypatch.setenv(CACHE_ENV, "off")  # neither read a real translation nor store this one
     fast_engine.cache_clear()
     monkeypatch.setattr(fastsplit, "bmp_translation", lambda pattern: (r"\w", []))
     try:

@@ -33,8 +33,8 @@ FRONT = ["tiktoken_methods", "openai", "models", "tiktoken_encoding", "encodings
 ORDER = [
     "utf8", "safety.quoting", "base", "naive", "pretokens",
     "safety.interrupts", "safety.files", "safety.staging", "safety.reading", "safety.patterns",
-    "speed.workers", "speed.fastsplit", "speed.cuts", "speed.wordtable", "speed.counting",
-    "speed.sharing",
+    "speed.workers", "speed.cachefiles", "speed.fastsplit", "speed.cuts", "speed.wordtable",
+    "speed.counting", "speed.sharing",
     "train",
     "formats.gpt2", "formats.ranks", "formats.export",
     "speed.merging", "speed.piececache", "speed.batches",

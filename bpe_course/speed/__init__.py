@@ -4,6 +4,7 @@ Nothing here changes a result. Each module is one idea that the core reaches thr
 named object, and each is tested against the plain loop it replaces:
 
 - :mod:`.workers`: how worker processes start, show progress and are run
+- :mod:`.cachefiles`: values derived once, kept in checked files for the next process
 - :mod:`.fastsplit`: the same pretokens, found by the standard library's faster ``re``
 - :mod:`.cuts`: places where a split pattern never joins two neighbours, with proofs
 - :mod:`.counting`: counting the pretokens of a big corpus in chunks, in parallel

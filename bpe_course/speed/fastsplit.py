@@ -19,19 +19,31 @@ Only patterns made of constructs that mean the same in both engines are translat
 :func:`bmp_translation`); anything else, and any pattern whose translation splits a sample
 text differently, simply stays on ``regex``. The tests compare both engines on every
 character of Unicode.
+
+Spelling the classes out and checking the result on the sample takes 80 to 300 ms per
+pattern, the same on every start, so a translation that passed the check is kept in a
+cache file (:mod:`.cachefiles`) whose key holds the pattern, Python's version, the Unicode
+version of :mod:`unicodedata`, ``regex``'s version and the package's code: a later process
+reuses it only where the same check passed before, and anything wrong with the file means
+translating again. Compiling the spelled pattern with ``re`` (30 to 130 ms for the long
+classes) is still done on every start: ``re`` has no way to store a compiled pattern.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import sys
+import unicodedata
 from collections.abc import Iterator
 from functools import lru_cache
+from typing import Any
 
 import regex
 
 from ..pretokens import compile_pattern
 from ..safety import patterns
+from . import cachefiles
 
 #: Runs of characters above U+FFFF: the only ones a translated class can get wrong. Found by
 #: ``regex``, which scans 16k characters for them in 0.12 ms where ``re`` takes 0.58 ms.
@@ -170,22 +182,63 @@ def _sample_text() -> str:
     return "".join(f"{c}a{c} {c}1'{c}s\n{c}{c}  {c}\r\n'LL{c}" for c in chars)
 
 
-@lru_cache(maxsize=64)
-def fast_engine(pattern: str) -> tuple[re.Pattern[str], regex.Pattern[str] | None] | None:
-    """``re``'s version of ``pattern`` and the ``regex`` class of characters above U+FFFF
-    that send a text back to ``regex`` (``None``: no class, any text will do); ``None`` when
-    the pattern does not translate, or its translation splits the sample text differently.
-    Cached: spelling out the classes takes tens of milliseconds, once per pattern."""
+def checked_translation(pattern: str) -> tuple[str, list[str]] | None:
+    """:func:`bmp_translation` of ``pattern`` if ``re`` compiles it and it splits the sample
+    text exactly as ``regex`` does, else None. The slow part of :func:`fast_engine`."""
     translated = bmp_translation(pattern)
     if translated is None:
         return None
-    spelled, used = translated
+    spelled, _ = translated
     try:
         fast = re.compile(spelled)
     except (re.error, OverflowError, RecursionError):
         return None  # e.g. possessive quantifiers before Python 3.11
     sample = _sample_text()
     if fast.findall(sample) != compile_pattern(pattern).findall(sample):
+        return None
+    return translated
+
+
+def translation_settings(pattern: str) -> list[Any]:
+    """All a checked translation depends on besides the package's own code (which
+    :func:`~bpe_course.speed.cachefiles.cache_key` adds): the cache file's key."""
+    return [pattern, sys.version, unicodedata.unidata_version, regex.__version__]
+
+
+def pack_translation(translated: tuple[str, list[str]] | None) -> tuple[dict, dict]:
+    """A checked translation (or None: none passed) as one section, under the payload's
+    sha256, so a damaged character of the spelled pattern is caught."""
+    return {}, {"translation": json.dumps(translated).encode("ascii")}
+
+
+def unpack_translation(meta: dict, sections: dict[str, Any]) -> tuple[str, list[str]] | None:
+    """What :func:`pack_translation` stored; ``ValueError`` for anything else."""
+    stored = json.loads(sections["translation"])
+    if stored is None:
+        return None
+    spelled, used = stored
+    if not (isinstance(spelled, str) and isinstance(used, list)
+            and all(isinstance(escape, str) for escape in used)):
+        raise ValueError("not a translation")
+    return spelled, used
+
+
+@lru_cache(maxsize=64)
+def fast_engine(pattern: str) -> tuple[re.Pattern[str], regex.Pattern[str] | None] | None:
+    """``re``'s version of ``pattern`` and the ``regex`` class of characters above U+FFFF
+    that send a text back to ``regex`` (``None``: no class, any text will do); ``None`` when
+    the pattern does not translate, or its translation splits the sample text differently.
+    Cached in memory, and the checked translation in a file for later processes: spelling
+    out the classes and checking them takes tens of milliseconds, once per pattern."""
+    translated = cachefiles.cached("split-pattern", translation_settings(pattern),
+                                   lambda: checked_translation(pattern),
+                                   pack_translation, unpack_translation)
+    if translated is None:
+        return None
+    spelled, used = translated
+    try:
+        fast = re.compile(spelled)
+    except (re.error, OverflowError, RecursionError):
         return None
     return fast, regex.compile("[" + "".join(used) + "]") if used else None
 
