@@ -189,13 +189,7 @@ def encode_longest_match(text, merges):
     vocab = {i: bytes([i]) for i in range(256)}
     for (left, right), new_id in merges.items():
         vocab[new_id] = vocab[left] + vocab[right]
-    id_of = {token: i for i, token in vocab.items()}
-    data, ids, start = text.encode("utf-8"), [], 0
-    while start < len(data):
-        end = max(e for e in range(start + 1, len(data) + 1) if data[start:e] in id_of)
-        ids.append(id_of[data[start:end]])
-        start = end
-    return ids
+    return naive_bpe.longest_first(text, vocab)
 
 
 @pytest.mark.parametrize(

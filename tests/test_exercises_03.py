@@ -167,13 +167,7 @@ def test_03_split_check_accepts_reverse_sorted_tokens(nb03, capsys):
 
 def spelled_runs(codes: list[int], write: Callable[[int, int], str], joiner: str = "") -> str:
     """``codes`` cut into runs of consecutive code points, each written by ``write(a, b)``."""
-    runs: list[list[int]] = []
-    for code in codes:
-        if runs and code == runs[-1][1] + 1:
-            runs[-1][1] = code
-        else:
-            runs.append([code, code])
-    return joiner.join(write(first, last) for first, last in runs)
+    return joiner.join(write(a, b) for a, b in pretokenization.code_point_runs(codes))
 
 
 def spelling(escape: Callable[[int], str], dash: str = "-", joiner: str = "", shift: int = 0):

@@ -350,7 +350,7 @@ def class_mistake(answer: Any, codes: list[int], everywhere: bool) -> tuple[str,
     return f"{said[0]}. {hint[0][0].upper()}{hint[0][1:]}", f"{said[1]}。{hint[1]}"
 
 
-def _runs(codes: list[int]) -> list[tuple[int, int]]:
+def code_point_runs(codes: list[int]) -> list[tuple[int, int]]:
     """``(first, last)`` of each run of consecutive code points."""
     runs: list[list[int]] = []
     for code in codes:
@@ -369,7 +369,7 @@ def shortest_spelling(codes: list[int]) -> str:
         if last - first < 2:
             return "".join(f"\\u{code:04x}" for code in range(first, last + 1))
         return f"\\u{first:04x}-\\u{last:04x}"
-    return "".join(run(first, last) for first, last in _runs(codes))
+    return "".join(run(first, last) for first, last in code_point_runs(codes))
 
 
 def length_hint(answer: str, codes: list[int]) -> tuple[str, str] | None:
@@ -388,7 +388,8 @@ def length_hint(answer: str, codes: list[int]) -> tuple[str, str] | None:
                 "the range \\u0041-\\u0042 has 13.",
                 "两个连续码位写成两个转义更短：\\u0041\\u0042 有 12 个字符，"
                 "范围 \\u0041-\\u0042 有 13 个。")
-    if any(last - first >= 2 for first, last in _runs(codes)) and len(ranges) < shortest.count("-"):
+    long_run = any(last - first >= 2 for first, last in code_point_runs(codes))
+    if long_run and len(ranges) < shortest.count("-"):
         return ("a run of three or more is shorter as a range: \\u0041-\\u0043 has 13 "
                 "characters, three escapes have 18.",
                 "三个或更多连续码位写成范围更短：\\u0041-\\u0043 有 13 个字符，三个转义有 18 个。")
