@@ -25,15 +25,19 @@ def check(source: str):
     return cell
 
 
-def learner_notebook(path: Path) -> Path:
-    nb = new_notebook(cells=[
-        new_code_cell(_check_exercise_source()),
-        new_code_cell(
+def learner_notebook(path: Path, setup: str | None = None) -> Path:
+    """A learner's notebook: ``setup`` (the harness and a checker for ``double``), then the
+    exercise unwritten, written wrong, written right, and a check of a name never defined."""
+    if setup is None:
+        setup = (
+            _check_exercise_source() + "\n\n"
             "def solution_double(x):\n    return 2 * x\n\n"
             "def check_double(f):\n    ok = f(3) == 6\n"
             "    print('Correct!' if ok else f'double(3) should be 6, got {f(3)}')\n"
             "    return ok\n\n"
-            "def double(x):\n    raise NotImplementedError('your turn')"),
+            "def double(x):\n    raise NotImplementedError('your turn')")
+    nb = new_notebook(cells=[
+        new_code_cell(setup),
         check("check_exercise(double, solution_double, check_double)"),
         new_code_cell("def double(x):\n    return x + 2"),
         check("check_exercise(double, solution_double, check_double)"),
@@ -77,26 +81,16 @@ def test_judge_and_names():
 
 def chinese_learner_notebook(path: Path) -> Path:
     """A learner's notebook of the Chinese edition: the same checks, the harness in Chinese."""
-    nb = new_notebook(cells=[
-        new_code_cell(
-            "from bpe_course.course.checks.harness import (\n"
-            "    attempt, check_exercise, correct, not_yet, use_language)\n\n"
-            "use_language('zh-CN')\n\n"
-            "def solution_double(x):\n    return 2 * x\n\n"
-            "def check_double(f):\n    got, error = attempt(f, 3)\n"
-            "    if got == 6:\n        return correct()\n"
-            "    return not_yet(error or f'double(3) should be 6, got {got}',\n"
-            "                   zh=error or f'double(3) 应该是 6，却得到 {got}')\n\n"
-            "def double(x):\n    raise NotImplementedError('your turn')"),
-        check("check_exercise(double, solution_double, check_double)"),
-        new_code_cell("def double(x):\n    return x + 2"),
-        check("check_exercise(double, solution_double, check_double)"),
-        new_code_cell("def double(x):\n    return x * 2"),
-        check("answer = check_exercise(double, solution_double, check_double)"),
-        check("check_exercise(undefined_name, solution_double, check_double)"),
-    ])
-    nbformat.write(nb, path)
-    return path
+    return learner_notebook(path, setup=(
+        "from bpe_course.course.checks.harness import (\n"
+        "    attempt, check_exercise, correct, not_yet, use_language)\n\n"
+        "use_language('zh-CN')\n\n"
+        "def solution_double(x):\n    return 2 * x\n\n"
+        "def check_double(f):\n    got, error = attempt(f, 3)\n"
+        "    if got == 6:\n        return correct()\n"
+        "    return not_yet(error or f'double(3) should be 6, got {got}',\n"
+        "                   zh=error or f'double(3) 应该是 6，却得到 {got}')\n\n"
+        "def double(x):\n    raise NotImplementedError('your turn')"))
 
 
 def test_a_chinese_notebook_is_graded_as_an_english_one(tmp_path):

@@ -167,43 +167,49 @@ def check_rise(notebook: Path, screenshots: Path | None = None,
                 ".reveal .slides > section:not(:has(section))').length")
             if screenshots:
                 page.screenshot(screenshots / f"rise-{notebook.stem}-first.png")
-            # Walk right until a slide with a code cell, then run it with Shift+Enter.
-            for _ in range(12 if run_a_cell else 0):
-                if page.evaluate(PROMPTS_JS):
-                    break
-                _key(page, "ArrowRight", 39)
-                time.sleep(0.5)
-            before = page.evaluate(PROMPTS_JS)
-            if run_a_cell and not before:
-                report.problems.append("no slide with a code cell among the first 12")
-            elif run_a_cell:
-                x, y = page.evaluate(
-                    "(() => { const r = document.querySelector('.reveal section.present "
-                    ".jp-CodeCell .jp-InputArea-editor').getBoundingClientRect(); "
-                    "return [r.x + 40, r.y + 8]; })()")
-                _click(page, x, y)
-                time.sleep(0.5)
-                _key(page, "Enter", 13, modifiers=8)  # Shift+Enter
-                # The prompt turns to [*] while the cell runs, then to [1] in a new kernel.
-                deadline, busy, after = time.monotonic() + 60, False, before
-                while time.monotonic() < deadline:
-                    after = page.evaluate(PROMPTS_JS)
-                    busy = busy or after[0] == "[*]:"
-                    if after[0] != "[*]:" and (busy or after[0] != before[0]):
-                        break
-                    time.sleep(0.2)
-                report.ran_cell = after[0] == "[1]:"
-                if not report.ran_cell:
-                    report.problems.append(f"Shift+Enter did not run the cell ({before[0]!r} "
-                                           f"-> {after[0]!r})")
-                if screenshots:
-                    page.screenshot(screenshots / f"rise-{notebook.stem}-ran-a-cell.png")
+            if run_a_cell:
+                run_first_code_cell(page, report, screenshots)
             walk_pictures(page, report, screenshots)
             off_machine = [url for url in page.requested_urls()
                            if not url.startswith((base, f"ws://{LOOPBACK}", "blob:", "about:"))]
             report.problems += [f"requested from the network: {url}" for url in off_machine]
             report.problems += page.errors()
     return report
+
+
+def run_first_code_cell(page: Page, report: RiseReport, screenshots: Path | None) -> None:
+    """Walk right to the first slide with a code cell and run it with Shift+Enter, as a
+    presenter would: the cell must run in a new kernel."""
+    for _ in range(12):
+        if page.evaluate(PROMPTS_JS):
+            break
+        _key(page, "ArrowRight", 39)
+        time.sleep(0.5)
+    before = page.evaluate(PROMPTS_JS)
+    if not before:
+        report.problems.append("no slide with a code cell among the first 12")
+        return
+    x, y = page.evaluate(
+        "(() => { const r = document.querySelector('.reveal section.present "
+        ".jp-CodeCell .jp-InputArea-editor').getBoundingClientRect(); "
+        "return [r.x + 40, r.y + 8]; })()")
+    _click(page, x, y)
+    time.sleep(0.5)
+    _key(page, "Enter", 13, modifiers=8)  # Shift+Enter
+    # The prompt turns to [*] while the cell runs, then to [1] in a new kernel.
+    deadline, busy, after = time.monotonic() + 60, False, before
+    while time.monotonic() < deadline:
+        after = page.evaluate(PROMPTS_JS)
+        busy = busy or after[0] == "[*]:"
+        if after[0] != "[*]:" and (busy or after[0] != before[0]):
+            break
+        time.sleep(0.2)
+    report.ran_cell = after[0] == "[1]:"
+    if not report.ran_cell:
+        report.problems.append(f"Shift+Enter did not run the cell ({before[0]!r} "
+                               f"-> {after[0]!r})")
+    if screenshots:
+        page.screenshot(screenshots / f"rise-{report.notebook.stem}-ran-a-cell.png")
 
 
 def walk_pictures(page: Page, report: RiseReport, screenshots: Path | None,
