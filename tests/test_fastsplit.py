@@ -215,3 +215,33 @@ def test_holds_astral_looks_past_its_first_block(monkeypatch):
     splitter = Splitter(NAMED_PATTERNS["gpt2"])
     assert splitter.engine_for(text) is splitter.exact
     assert splitter.engine_for(text, 10) is splitter.fast
+
+
+#: Where o200k's letter alternatives turn on the order they try things: a mark (a letter of
+#: both case classes) or a non-letter before capitals, mixed cases, title case, CJK.
+O200K_CONTEXTS = ["{c}AB {c}Ab{c}ab {c}", "{c}{c}A{c}\u0301AB {c}ǅ{c}",
+                  "'{c}AB'S {c}中A {c}\u0301{c}A\u0301a "]
+
+
+def wrong_o200k_spelling() -> str:
+    """o200k's faster spelling with the plausible slip it avoids: a prefix that keeps a mark."""
+    spelled = fastsplit.FASTER_SPELLING[NAMED_PATTERNS["o200k"]]
+    assert spelled.startswith(r"[^\r\n\p{L}\p{N}\p{M}]?+")
+    return spelled.replace(r"\p{M}]?+", "]?+", 1)
+
+
+@pytest.mark.parametrize("context", O200K_CONTEXTS)
+def test_o200k_faster_spelling_finds_the_same_pieces(context):
+    pattern = NAMED_PATTERNS["o200k"]
+    text = "".join(context.format(c=chr(code)) for code in range(0x10000))
+    expected = regex.findall(pattern, text)
+    assert regex.findall(fastsplit.FASTER_SPELLING[pattern], text) == expected
+    assert Splitter(pattern).fast.findall(text) == expected
+    # The contexts can tell: a prefix that keeps a mark splits "\u0301AB " differently.
+    assert regex.findall(wrong_o200k_spelling(), text) != expected
+
+
+def test_the_sample_check_refuses_a_wrong_faster_spelling(monkeypatch):
+    pattern = NAMED_PATTERNS["o200k"]
+    monkeypatch.setitem(fastsplit.FASTER_SPELLING, pattern, wrong_o200k_spelling())
+    assert fastsplit.checked_translation(pattern) is None

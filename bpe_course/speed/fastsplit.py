@@ -41,7 +41,7 @@ from typing import Any
 
 import regex
 
-from ..pretokens import compile_pattern
+from ..pretokens import O200K_PATTERN, compile_pattern
 from ..safety import patterns
 from . import cachefiles
 
@@ -56,6 +56,29 @@ _CLASS_ESCAPE = regex.compile(r"\\(?:[pP]\{[^}]*\}|[dDsSwW])")
 _SAME_GROUPS = ("(?:", "(?=", "(?!", "(?<=", "(?<!", "(?>")
 #: Escapes of one character that mean the same in both engines.
 _SAME_ESCAPES = set("rntfv0") | {chr(c) for c in range(0x21, 0x7F) if not chr(c).isalnum()}
+
+
+#: o200k_base's letter alternatives as ``re`` runs them faster: the same pieces, fewer steps
+#: back. The original tries ``P? U* L+`` and then ``P? U+ L*`` (P a non-letter prefix, U and
+#: L the upper- and lower-case classes, which share Lm, Lo and marks). A word in capitals
+#: made the first take all of it, give it back letter by letter and fail, and the second read
+#: it again (C headers are full of them). Here the second is ``[Lu Lt]++``: it runs only when
+#: the first failed, which means no shared letter in the run and no lower-case letter after
+#: it, so the run is all Lu/Lt. ``L+`` may keep what it took, as the match is complete once it
+#: stops. The prefix may keep its character too, once marks are left out of it: a mark is a
+#: letter of both classes, and ``U* L+`` from the mark itself matches exactly what the
+#: original makes of it (the mark and ``U* L+`` after it when that matches, else the mark up
+#: to the run's last shared letter), where keeping the mark as a prefix would then match the
+#: capitals after it instead. The checked translation is compared with the original pattern.
+_O200K_LETTERS = (
+    r"[^\r\n\p{L}\p{N}\p{M}]?+"
+    r"(?:[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]++|[\p{Lu}\p{Lt}]++)"
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)?"
+)
+#: Patterns spelled another way for ``re`` (the same pieces, found faster), by the original.
+FASTER_SPELLING = {
+    O200K_PATTERN: _O200K_LETTERS + O200K_PATTERN[O200K_PATTERN.index(r"|\p{N}{1,3}|") :],
+}
 
 
 @lru_cache(maxsize=64)
@@ -172,20 +195,21 @@ def _ends_an_alternative(pattern: str, i: int, out: list[str], groups: list[bool
 def _sample_text() -> str:
     """Text on which a translation must split exactly as the original does: every Latin-1
     character, every BMP character with a case (the engines fold some differently, such as
-    the dotless ``ı``) and a spread of the rest, each between letters, digits, spaces, quotes.
+    the dotless ``ı``) and a spread of the rest, each between letters, digits, spaces, quotes
+    and capitals (a mark before a word in capitals is where o200k's spelling could go wrong).
     """
     chars = [chr(code) for code in range(0x100)] + [
         char
         for char in map(chr, range(0x100, 0xFFFF))
         if char.lower() != char or char.upper() != char or ord(char) % 97 == 0
     ]
-    return "".join(f"{c}a{c} {c}1'{c}s\n{c}{c}  {c}\r\n'LL{c}" for c in chars)
+    return "".join(f"{c}a{c} {c}1'{c}s\n{c}{c}  {c}\r\n'LL{c}1{c}AB {c}Ab" for c in chars)
 
 
 def checked_translation(pattern: str) -> tuple[str, list[str]] | None:
     """:func:`bmp_translation` of ``pattern`` if ``re`` compiles it and it splits the sample
     text exactly as ``regex`` does, else None. The slow part of :func:`fast_engine`."""
-    translated = bmp_translation(pattern)
+    translated = bmp_translation(FASTER_SPELLING.get(pattern, pattern))
     if translated is None:
         return None
     spelled, _ = translated
