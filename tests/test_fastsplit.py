@@ -218,9 +218,10 @@ def test_holds_astral_looks_past_its_first_block(monkeypatch):
 
 
 #: Where o200k's letter alternatives turn on the order they try things: a mark (a letter of
-#: both case classes) or a non-letter before capitals, mixed cases, title case, CJK.
+#: both case classes) or a non-letter before capitals, mixed cases, title case, CJK; and
+#: every character after a word's apostrophe (a contraction in any case: ſ folds to s).
 O200K_CONTEXTS = ["{c}AB {c}Ab{c}ab {c}", "{c}{c}A{c}\u0301AB {c}ǅ{c}",
-                  "'{c}AB'S {c}中A {c}\u0301{c}A\u0301a "]
+                  "'{c}AB'S {c}中A {c}\u0301{c}A\u0301a ", "ab'{c}{c}AB'{c}l 中'{c}e "]
 
 
 def wrong_o200k_spelling() -> str:
@@ -237,7 +238,12 @@ def test_o200k_faster_spelling_finds_the_same_pieces(context):
     expected = regex.findall(pattern, text)
     assert regex.findall(fastsplit.FASTER_SPELLING[pattern], text) == expected
     assert Splitter(pattern).fast.findall(text) == expected
-    # The contexts can tell: a prefix that keeps a mark splits "\u0301AB " differently.
+
+
+def test_the_o200k_contexts_can_tell_a_wrong_spelling():
+    # A prefix that keeps a mark splits "\u0301AB " differently.
+    text = "".join(O200K_CONTEXTS[0].format(c=chr(code)) for code in range(0x10000))
+    expected = regex.findall(NAMED_PATTERNS["o200k"], text)
     assert regex.findall(wrong_o200k_spelling(), text) != expected
 
 
