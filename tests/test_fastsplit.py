@@ -219,9 +219,11 @@ def test_holds_astral_looks_past_its_first_block(monkeypatch):
 
 #: Where o200k's letter alternatives turn on the order they try things: a mark (a letter of
 #: both case classes) or a non-letter before capitals, mixed cases, title case, CJK; and
-#: every character after a word's apostrophe (a contraction in any case: ſ folds to s).
+#: every character after a word's apostrophe (a contraction in any case: ſ folds to s) and
+#: among spaces and line breaks.
 O200K_CONTEXTS = ["{c}AB {c}Ab{c}ab {c}", "{c}{c}A{c}\u0301AB {c}ǅ{c}",
-                  "'{c}AB'S {c}中A {c}\u0301{c}A\u0301a ", "ab'{c}{c}AB'{c}l 中'{c}e "]
+                  "'{c}AB'S {c}中A {c}\u0301{c}A\u0301a ", "ab'{c}{c}AB'{c}l 中'{c}e ",
+                  "{c} \n {c}\t\r\n  \n{c}  \n\u3000{c}\n{c}\n\n"]
 
 
 def wrong_o200k_spelling() -> str:
@@ -250,4 +252,12 @@ def test_the_o200k_contexts_can_tell_a_wrong_spelling():
 def test_the_sample_check_refuses_a_wrong_faster_spelling(monkeypatch):
     pattern = NAMED_PATTERNS["o200k"]
     monkeypatch.setitem(fastsplit.FASTER_SPELLING, pattern, wrong_o200k_spelling())
-    assert fastsplit.checked_translation(pattern) is None
+    assert fastsplit.checked_translation(pattern) == bmp_translation(pattern)  # the plain one
+
+
+def test_the_sample_check_refuses_a_space_list_missing_a_space(monkeypatch):
+    # U+3000 has no case and 12288 is no multiple of 97: the sample holds it as a space.
+    pattern = NAMED_PATTERNS["o200k"]
+    spelled = fastsplit.FASTER_SPELLING[pattern]
+    monkeypatch.setitem(fastsplit.FASTER_SPELLING, pattern, spelled.replace("\u3000", "", 1))
+    assert fastsplit.checked_translation(pattern) == bmp_translation(pattern)  # the plain one
