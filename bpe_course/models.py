@@ -38,29 +38,30 @@ from .openai import packaged_file, read_tiktoken_ranks
 from .pretokens import O200K_PATTERN
 from .safety.patterns import vouch_for
 from .speed import startcache
+from .speed.cuts import GPT4_CUTS, QWEN3_6_CUTS, add_safe_cuts
 
 if TYPE_CHECKING:
     from .formats import hf_json
 
 #: Llama 3's split pattern: cl100k_base's, spelled without possessive quantifiers.
-LLAMA3_PATTERN = vouch_for(
+LLAMA3_PATTERN = add_safe_cuts(vouch_for(
     r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}"""
     r"""| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
-)
+), GPT4_CUTS)
 
 #: Qwen 1 to 3: GPT-4's pattern with every digit a piece of its own (``\p{N}``, not
 #: ``\p{N}{1,3}``), so numbers are spelled digit by digit.
-QWEN_PATTERN = vouch_for(
+QWEN_PATTERN = add_safe_cuts(vouch_for(
     r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}"""
     r"""| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
-)
+), GPT4_CUTS)
 
 #: Qwen 3.5 and 3.6: marks (``\p{M}``) join the letters around them (Hindi, Thai and
 #: accents written as combining marks stay in one word) and leave the punctuation class.
-QWEN3_6_PATTERN = vouch_for(
+QWEN3_6_PATTERN = add_safe_cuts(vouch_for(
     r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}"""
     r"""| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
-)
+), QWEN3_6_CUTS)
 
 
 def numbered(first_id: int, tokens: list[str]) -> dict[str, int]:

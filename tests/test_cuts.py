@@ -1,5 +1,5 @@
-"""Safe cuts: each rule never changes the pieces of the three named split patterns, and the
-spans and stream ends cut at them cover the text exactly.
+"""Safe cuts: each rule never changes the pieces of the named split patterns and the open
+models' (Llama 3, Qwen), and the spans and stream ends cut at them cover the text exactly.
 
 The rules are the proofs of :mod:`bpe_course.speed.cuts` put to the test: a cut at any place a
 rule allows must give the same pretokens, in order, as no cut. Where the cuts are used: a
@@ -15,9 +15,10 @@ from hypothesis import find, given, settings
 from hypothesis import strategies as st
 from strategies import cut_text
 
-from bpe_course.pretokens import GPT2_PATTERN
-from bpe_course.pretokens import NAMED_PATTERNS as PATTERNS
+from bpe_course.models import LLAMA3_PATTERN, QWEN3_6_PATTERN, QWEN_PATTERN
+from bpe_course.pretokens import GPT2_PATTERN, NAMED_PATTERNS
 from bpe_course.speed.cuts import (
+    LETTER_CUT,
     SAFE_CUTS,
     CutRule,
     cut_rules_regex,
@@ -26,6 +27,11 @@ from bpe_course.speed.cuts import (
     span_splitter,
     spans_between_safe_cuts,
 )
+
+#: The package's patterns with proven rules: the three named ones and the open models'.
+PATTERNS = NAMED_PATTERNS | {
+    "llama3": LLAMA3_PATTERN, "qwen2.5": QWEN_PATTERN, "qwen3.6": QWEN3_6_PATTERN,
+}
 
 
 def named_rules() -> list[tuple[str, CutRule]]:
@@ -77,6 +83,8 @@ TEMPTING_RULES = [
     ("o200k", CutRule("letter | '", r"\p{L}", r"'")),  # "don't"
     ("o200k", CutRule("mark | symbol", r"\p{M}", r"[^\s\p{L}\p{N}]")),
     ("o200k", CutRule("lower | upper", r"\p{Ll}", r"\p{Lu}")),  # "'rE" is a contraction
+    ("qwen3.6", LETTER_CUT),  # "e\u0301": a mark stays with its letter
+    ("llama3", CutRule("line break | space", r"\n", r" ")),  # "\n \n" is one piece
 ]
 
 

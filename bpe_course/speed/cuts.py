@@ -155,6 +155,32 @@ GPT2_CUTS = (LETTER_CUT, NUMBER_CUT, GPT2_SYMBOL_CUT, GPT2_APOSTROPHE_CUT)
 GPT4_CUTS = (LETTER_CUT, NUMBER_CUT, SYMBOL_CUT, GPT4_LINE_BREAK_CUT)
 O200K_CUTS = (O200K_LETTER_CUT, NUMBER_CUT, SYMBOL_CUT, O200K_LINE_BREAK_CUT)
 
+# Open models' patterns (bpe_course.models, which registers them with add_safe_cuts).
+#
+# Llama 3: (?i:'s|'t|'re|'ve|'m|'ll|'d) |[^\r\n\p{L}\p{N}]?\p{L}+ |\p{N}{1,3}
+#   | ?[^\s\p{L}\p{N}]+[\r\n]* |\s*[\r\n]+ |\s+(?!\S) |\s+
+#   GPT-4's alternatives without possessive quantifiers (none of them could give anything
+#   back that a later part takes: a letter run ends at a non-letter, the optional leading
+#   character is no letter, symbols exclude \r \n), and \s*[\r\n]+ |\s+(?!\S) |\s+ for
+#   GPT-4's \s++$ |\s*[\r\n] |\s+(?!\S) |\s. (A) A piece holds GPT-4's pairs of neighbours:
+#   the whitespace alternatives hold only whitespace. (B) Only \s+(?!\S) looks past its
+#   match, so the rules with a visible x carry over. For GPT4_LINE_BREAK_CUT, the run R of
+#   whitespace that ends at c with x: a P before R may take R's leading line breaks, in T
+#   and T[:c] alike; what is left of R starts a piece, and \s*[\r\n]+ takes all of it in
+#   both (its \s* stops at c, before y or the end, and gives back x); the alternatives
+#   before it fail inside R as in GPT-4's proof. So GPT4_CUTS hold.
+# Qwen 1 to 3: Llama 3's with \p{N} for \p{N}{1,3}. A digit is a piece of its own, so an N
+#   is followed inside a piece by nothing: NUMBER_CUT's (A) holds, the rest is Llama 3's.
+# Qwen 3.5 and 3.6: Qwen's with [\p{L}\p{M}]+ for \p{L}+ and M left out of the symbols.
+#   (A) an L is followed inside a piece only by an L or an M: O200K_LETTER_CUT. An M, a P
+#   to SYMBOL_CUT, is followed inside a piece only by an L or an M (in a word, or as the
+#   leading character of one), never by an N or whitespace. A line break is never the
+#   leading character of a word, so GPT4_LINE_BREAK_CUT's (A) stands, and its (B) is Llama
+#   3's. The test file runs every rule on each pattern with generated text.
+
+#: Qwen 3.5 and 3.6's rules: marks stay with letters.
+QWEN3_6_CUTS = (O200K_LETTER_CUT, NUMBER_CUT, SYMBOL_CUT, GPT4_LINE_BREAK_CUT)
+
 #: The proven cut rules of each named pattern. A pattern not listed has none: only special
 #: tokens are safe places to cut it.
 SAFE_CUTS: dict[str, tuple[CutRule, ...]] = {
@@ -162,6 +188,18 @@ SAFE_CUTS: dict[str, tuple[CutRule, ...]] = {
     GPT4_PATTERN: GPT4_CUTS,
     O200K_PATTERN: O200K_CUTS,
 }
+
+
+def add_safe_cuts(pattern: str, rules: tuple[CutRule, ...]) -> str:
+    """List ``rules``, proven above for ``pattern``, in :data:`SAFE_CUTS`; return ``pattern``.
+    For the patterns the package defines elsewhere (the open models'), at their definition.
+
+    >>> add_safe_cuts(GPT4_PATTERN, GPT4_CUTS) == GPT4_PATTERN
+    True
+    """
+    SAFE_CUTS[pattern] = rules
+    safe_cut_regex.cache_clear()  # a pattern asked for before it was listed had no rules
+    return pattern
 
 
 #: ``encode`` pretokenizes a longer text about this many characters at a time (cut where the
