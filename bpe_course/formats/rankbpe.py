@@ -37,6 +37,7 @@ from ..safety.specials import AllowedSpecial, DisallowedSpecial, SpecialTokens
 from ..speed import startcache
 from ..speed.merging import NO_MERGE, SHORT_PIECE, PieceMerger, merge_long
 from ..speed.piececache import PieceTable
+from ..speed.wordtable import cycle_collector_paused
 from ..tokenizer import Tokenizer
 
 #: The normalizations a rank tokenizer can apply to the text first (``None``: none).
@@ -356,9 +357,11 @@ def pack_rank_tokenizer(tokenizer: RankTokenizer) -> tuple[dict, dict] | None:
     return meta, sections
 
 
+@cycle_collector_paused
 def unpack_rank_tokenizer(meta: dict, sections: dict) -> RankTokenizer:
     """The :class:`RankTokenizer` that :func:`pack_rank_tokenizer` stored, its tables made
-    by C loops (no Python step per token, no base64 to decode)."""
+    by C loops (no Python step per token, no base64 to decode), with the cycle collector
+    paused: the 127,000 tuples of Llama 3's pairs set it off for nothing (no cycle here)."""
     tokens = startcache.unpack_tokens(sections)
     ranks = dict(zip(tokens, sections["ranks"].tolist()))
     if len(ranks) != len(tokens):
@@ -367,12 +370,10 @@ def unpack_rank_tokenizer(meta: dict, sections: dict) -> RankTokenizer:
     chosen = list(map(tokens.__getitem__, sections["whole"]))
     ids = map(ranks.__getitem__, chosen)
     whole = dict(zip(map(bytes.decode, chosen), map(offset.__add__, ids) if offset else ids))
-    # One int object per number, shared by the three columns of pairs (7 MB less for Llama 3).
-    top = offset + max(sections["ranks"], default=0) + 1
-    number = list(range(top)).__getitem__ if top <= 4 * len(tokens) + 1024 else int
-    lefts, rights = (map(number, map(offset.__add__, sections[side]))
-                     for side in ("lefts", "rights"))
-    pairs = dict(zip(zip(lefts, rights), map(number, sections["pair_ranks"])))
+    lefts, rights = (sections[side].tolist() for side in ("lefts", "rights"))
+    if offset:
+        lefts, rights = list(map(offset.__add__, lefts)), list(map(offset.__add__, rights))
+    pairs = dict(zip(zip(lefts, rights), sections["pair_ranks"].tolist()))
     return RankTokenizer(ranks, meta["pattern"], dict(meta["special_tokens"]), offset=offset,
                          normalization=meta["normalization"], name=meta["name"], whole=whole,
                          pairs=pairs)
