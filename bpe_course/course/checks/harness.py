@@ -166,6 +166,21 @@ def not_yet(hint: str, *, zh: str | None = None) -> bool:
     return False
 
 
+#: A hint in both editions, ``(English, Chinese)``: what a checker's helper returns when it
+#: names a mistake, so that the English and the Chinese words are written side by side.
+Hint = tuple[str, str]
+
+
+def say(hint: Hint) -> bool:
+    """:func:`not_yet` for a hint given as an ``(English, Chinese)`` pair.
+
+    >>> say(("tokens are bytes", "词元是字节"))
+    Not yet: tokens are bytes
+    False
+    """
+    return not_yet(hint[0], zh=hint[1])
+
+
 def attempt(function: Callable[..., Any], *args: Any) -> tuple[Any, str | None]:
     """Call the learner's function: ``(result, None)``, or ``(None, "TypeError: ...")``.
 
