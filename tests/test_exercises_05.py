@@ -122,8 +122,8 @@ ZH_HINTS = {
                     "字节 33 写作 '!'", "要返回 str"],
     "check_byte_id": ["这是字节本身的值", "中间没有空缺", "抛出了", "被挪位的 68 个字节"],
     "check_tiktoken_file": ["base64.b64encode 返回的是 bytes", "不是给网址用的那套字母表",
-                            "每一行都要以换行符结尾", "词元的 base64 编码、一个空格",
-                            "词元的 base64 编码、一个空格", ".tiktoken 文件里没有特殊词元",
+                            "每一行都要以换行符结尾", "词元的 base64 编码，接一个空格",
+                            "词元的 base64 编码，接一个空格", ".tiktoken 文件里没有特殊词元",
                             "都要按合并次序（即 id）列出词元", "不是行号", "漏了 `return`"],
 }
 ZH_REJECTIONS = in_chinese(WRONG, ZH_HINTS)

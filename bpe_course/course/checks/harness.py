@@ -225,7 +225,7 @@ def check_exercise(mine: Any, solution: Any, checker: Callable[..., bool]) -> An
         except Exception as error:  # the checker tripped over the answer: still a hint
             why = f"{type(error).__name__}: {error}"
             hint = message("raised", why=why) + (message("no_return") if "NoneType" in why else "")
-            passed = not_yet(hint)
+            passed = not_yet(hint, zh=hint)  # already in the chosen language
     except NotImplementedError:
         name = getattr(mine_args[0], "__name__", None)
         what = message("named", name=name) if name else message("unnamed")

@@ -167,7 +167,7 @@ def tiktoken_hint(got: str, expected: str, vocab: dict[int, bytes], specials: li
                "每行的数字是词元的 id，不是行号；特殊词元之后 id 会空出一段，文件里要保留这个空缺")
     else:
         why = ("each line is the token in base64, one space, its id",
-               "每一行是：词元的 base64 编码、一个空格、它的 id")
+               "每一行应是词元的 base64 编码，接一个空格，再接它的 id")
     return f"{where[0]}: {why[0]}", f"{where[1]}：{why[1]}"
 
 
