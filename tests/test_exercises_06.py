@@ -462,7 +462,7 @@ def test_check_accepts_the_solution(nb06, capsys, check, solution):
 # The Chinese edition: every wrong answer above gets its hint in Chinese, in the same order ---
 
 ZH_HINTS = {
-    "check_encode_stream": ["一个块可能在预分词片段的中间结束", "要扣住最后两个预分词片段",
+    "check_encode_stream": ["一个块可能在预分词片段的中间结束", "要留住最后两个预分词片段",
                             "特殊词元可能分几次到达", "可能是更长的特殊词元",
                             "结果把它切成了两半", "切点不能紧跟在空白字符后面", "提前结束了",
                             "会把特殊词元从中间切开", "它的 id 要先交出去再往下读",
@@ -471,8 +471,8 @@ ZH_HINTS = {
                                "文档自己的文字变成了特殊词元", "输出里没有分隔符的 id",
                                "这些 id 解码出来是", "最后一篇文档后面多了一个分隔符",
                                "encode_documents 返回了 None"],
-    "check_stream_decode": ["它去读下一段时还扣着", "而不是返回列表的函数",
-                            "输出里出现了 U+FFFD", "输出拼起来是", "它去读下一段时还扣着",
+    "check_stream_decode": ["它去读下一段时还留着", "而不是返回列表的函数",
+                            "输出里出现了 U+FFFD", "输出拼起来是", "它去读下一段时还留着",
                             "解码时要用 errors='replace'", "输出末尾少了一个 U+FFFD"],
     "check_split_on_specials": ["先把特殊词元转义（regex.escape）", "先试更长的特殊词元",
                                 "特殊词元本身也要作为列表里的一项保留", "空字符串都要保留",

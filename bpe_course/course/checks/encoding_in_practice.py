@@ -45,8 +45,8 @@ def stream_cases() -> list[tuple[list[str], int, Hint]]:
         (["we'l", "l see, they'r", "e here"], 0,
          ('with only the last pretoken held, "\'" of "we\'l" became final, yet "we\'ll" '
           'makes "\'ll" one pretoken: hold back the last two pretokens',
-          '只扣住最后一个预分词片段时，"we\'l" 里的 "\'" 被当成了定稿，可是 "we\'ll" 里的 '
-          '"\'ll" 是一个预分词片段：要扣住最后两个预分词片段')),
+          '只留住最后一个预分词片段时，"we\'l" 里的 "\'" 被当成了定稿，可是 "we\'ll" 里的 '
+          '"\'ll" 是一个预分词片段：要留住最后两个预分词片段')),
         (["a<|endoftext|>b", "c"], 0,
          ("count the last two pretokens in the text after the last complete special token: "
           "pretokenizing across a special token cuts inside it",
@@ -55,18 +55,18 @@ def stream_cases() -> list[tuple[list[str], int, Hint]]:
         (["a<|endoftext|", ">b"], 0,
          ("a special token can arrive in pieces: hold back an end like '<|endoftext|', which "
           "may still become one",
-          "特殊词元可能分几次到达：像 '<|endoftext|' 这样的结尾要先扣住，它还可能凑成一个"
+          "特殊词元可能分几次到达：像 '<|endoftext|' 这样的结尾要先留住，它还可能凑成一个"
           "特殊词元")),
         (["x<|endoftext|>", "<|endoftext|>y"], 1,
          ("a complete special token at the end may begin a longer one "
           "('<|endoftext|><|endoftext|>'): hold it back too",
           "结尾处一个完整的特殊词元，可能是更长的特殊词元（'<|endoftext|><|endoftext|>'）的"
-          "开头：它也要扣住")),
+          "开头：它也要留住")),
         (["x<|endoftext|", "><|endoftext|>"], 1,
          ("the text ends in '<|endoftext|><|endoftext|>', one special token, and holding back "
           "its end '<|endoftext|>' (a beginning of it) cut it in two: a complete special token "
           "is final once the longest special token fits after its start",
-          "文本以 '<|endoftext|><|endoftext|>' 结尾，这是一个特殊词元，可你扣住了它的后半截 "
+          "文本以 '<|endoftext|><|endoftext|>' 结尾，这是一个特殊词元，可你留住了它的后半截 "
           "'<|endoftext|>'（因为它也是某个特殊词元的开头），结果把它切成了两半：只要从一个"
           "完整特殊词元的起点往后放得下最长的特殊词元，它就可以定稿了")),
         (["not be used directly.\n", "\n", '"""\n', "\nimport re\n"], 0,
@@ -143,7 +143,7 @@ def watched(
         if not log and consumed and held > must_hold(consumed, tokenizer) + 4:
             held_text, whole = short(consumed[len(covered) :]), short(consumed)
             log.append((f"before reading chunk {number} it still held {held_text} of {whole}",
-                        f"读第 {number} 个块之前，它还扣着 {whole} 中的 {held_text}"))
+                        f"读第 {number} 个块之前，它还留着 {whole} 中的 {held_text}"))
         consumed += chunk
         yield chunk
 
@@ -394,6 +394,6 @@ def check_stream_decode(candidate: Callable[..., Any]) -> bool:
             return not_yet(
                 f"{case}: it read the next piece while still holding {log[0]!r}, whose bytes "
                 "were all there; yield each character as soon as its last byte arrives",
-                zh=f"{zh_case}：它去读下一段时还扣着 {log[0]!r}，可这些字符的字节早就到齐了；"
+                zh=f"{zh_case}：它去读下一段时还留着 {log[0]!r}，可这些字符的字节早就到齐了；"
                    "每个字符的最后一个字节一到，就要把它交出去")
     return correct()
