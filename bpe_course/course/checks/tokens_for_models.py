@@ -222,8 +222,8 @@ def chat_hint(tokenizer: Any, messages: list[dict[str, str]], got: list[int],
     if marked == 0:
         return (f"{said} your ids hold no special id: the markers must be the ids {start} and "
                 f"{start + 1}, not the text '<|im_start|>' spelled in ordinary tokens",
-                f"{zh}你的 id 里没有任何特殊词元 id：标记必须是 id {start} 和 {start + 1}，"
-                "而不是用普通词元拼出来的文本 '<|im_start|>'")
+                f"{zh}你的 id 里没有任何特殊词元 id：轮次的起止符必须是 id {start} 和 "
+                f"{start + 1}，而不是用普通词元拼出来的文本 '<|im_start|>'")
     if got == expected[: len(got)] and len(got) < len(expected):
         return (f"{said} your prompt stops before the assistant's opening: end with "
                 "<|im_start|>assistant\\n, so the model goes on with the reply",
