@@ -32,7 +32,8 @@ FRONT = ["tiktoken_methods", "openai", "models", "tiktoken_encoding", "encodings
 #: needs them.
 ORDER = [
     "utf8", "safety.quoting", "base", "naive", "pretokens",
-    "safety.interrupts", "safety.files", "safety.staging", "safety.reading", "safety.patterns",
+    "safety.interrupts", "safety.files", "safety.staging", "safety.reading", "safety.proven",
+    "safety.patterns",
     "speed.workers", "speed.cachefiles", "speed.fastsplit", "speed.cuts", "speed.wordtable",
     "speed.counting", "speed.sharing",
     "train",
