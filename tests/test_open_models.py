@@ -252,12 +252,13 @@ def test_a_missing_package_names_it_and_says_how_to_install(monkeypatch):
 def test_a_changed_or_truncated_file_is_refused(tmp_path, monkeypatch):
     installed("qwen2.5")
     from bpe_course import openai
+    from bpe_course.safety import reading
 
     original = model_file("qwen2.5")
     cut = tmp_path / "qwen.tiktoken"
     cut.write_bytes(original.read_bytes()[:1000])
-    real_find = openai.installed_file
-    monkeypatch.setattr(openai, "installed_file",
+    real_find = reading.installed_file
+    monkeypatch.setattr(reading, "installed_file",
                         lambda package, inside: cut if inside.endswith("qwen.tiktoken") else
                         real_find(package, inside))
     with pytest.raises(ValueError, match=r"qwen.tiktoken: sha256 is .* but bpe_course expects"):
