@@ -32,12 +32,10 @@ import re
 import struct
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
 
 from ..base import checked_ids, checked_text, checked_texts, token_id_of
 from ..safety.specials import AllowedSpecial, DisallowedSpecial, SpecialTokens
-from ..speed import startcache
-from ..tokenizer import Tokenizer
+from ..speed import cachefiles
 from ..utf8 import replace_lone_surrogates
 
 #: SentencePiece's meta-symbol for a space.
@@ -97,22 +95,27 @@ def read_fields(data: bytes) -> Iterator[tuple[int, int | bytes]]:
         yield number, value
 
 
-@dataclass
 class ModelProto:
-    """The fields of a ``.model`` file that encoding and decoding need."""
+    """The fields of a ``.model`` file that encoding and decoding need, protobuf's defaults
+    unless given (a plain class: importing ``dataclasses`` took 7 ms of a 30 ms start)."""
 
-    pieces: list[str] = field(default_factory=list)
-    scores: list[float] = field(default_factory=list)
-    types: list[int] = field(default_factory=list)
-    model_type: int = 1  # UNIGRAM, protobuf's default
-    byte_fallback: bool = False
-    treat_whitespace_as_suffix: bool = False
-    unk_surface: str = " \u2047 "
-    normalizer_name: str = ""
-    charsmap: bytes = b""
-    add_dummy_prefix: bool = True
-    remove_extra_whitespaces: bool = True
-    escape_whitespaces: bool = True
+    def __init__(self, pieces: list[str] | None = None, scores: list[float] | None = None,
+                 types: list[int] | None = None, **settings: object) -> None:
+        self.pieces = [] if pieces is None else pieces
+        self.scores = [] if scores is None else scores
+        self.types = [] if types is None else types
+        self.model_type = 1  # UNIGRAM, protobuf's default
+        self.byte_fallback = self.treat_whitespace_as_suffix = False
+        self.unk_surface = " \u2047 "
+        self.normalizer_name, self.charsmap = "", b""
+        self.add_dummy_prefix = self.remove_extra_whitespaces = self.escape_whitespaces = True
+        for key, value in settings.items():
+            if key not in vars(self):
+                raise TypeError(f"ModelProto has no field {key!r}")
+            setattr(self, key, value)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ModelProto) and vars(self) == vars(other)
 
 
 def read_model_proto(data: bytes, source: str = "model") -> ModelProto:
@@ -216,24 +219,25 @@ class SentencePieceBPE:
         check_supported(proto, source)
         self.name = name
         self.proto = proto
-        self.pieces = list(proto.pieces)
-        self.vocab_size = len(self.pieces)
-        self._ids: dict[str, int] = {}
-        self._reserved: dict[str, int] = {}
-        for token_id, (piece, kind) in enumerate(zip(proto.pieces, proto.types)):
-            table = self._ids if kind in (NORMAL, USER_DEFINED, UNUSED) else self._reserved
-            if piece in table or not piece:
-                raise ValueError(f"{source}: pieces[{token_id}] {piece!r} is empty or repeated")
-            table[piece] = token_id
-        self._score = {p: proto.scores[i] for p, i in self._ids.items()}
-        self._unused = {p for p, i in self._ids.items() if proto.types[i] == UNUSED}
-        self.unk_id = proto.types.index(UNKNOWN) if UNKNOWN in proto.types else None
+        self.pieces = pieces = list(proto.pieces)
+        self.vocab_size = size = len(pieces)
+        types = proto.types
+        # Tables made by C loops (dict, zip): 32,000 pieces in a few ms. Only
+        # the few pieces that are not NORMAL (control, unknown, bytes) take a Python step.
+        others = [(i, kind) for i, kind in enumerate(types) if kind != NORMAL]
+        self._ids: dict[str, int] = dict(zip(pieces, range(size)))
+        if len(self._ids) == size and "" not in self._ids:
+            self._reserved = {pieces[i]: self._ids.pop(pieces[i]) for i, kind in others
+                              if kind not in (USER_DEFINED, UNUSED)}
+        else:  # a piece repeated (allowed once as reserved, once not) or empty
+            self._ids, self._reserved = _tables(pieces, types, source)
+        self._unused = {pieces[i] for i, kind in others if kind == UNUSED}
+        self.unk_id = next((i for i, kind in others if kind == UNKNOWN), None)
         self._byte_ids = [self._reserved.get(f"<0x{b:02X}>") for b in range(256)]
-        self.special_tokens = {p: i for i, p in enumerate(self.pieces)
-                               if proto.types[i] == CONTROL}
+        self.special_tokens = {pieces[i]: i for i, kind in others if kind == CONTROL}
         self._specials = SpecialTokens(self.special_tokens)
         self._cache: dict[str, tuple[int, ...]] = {}
-        before_space = {p[i - 1] for p in self._ids for i in range(1, len(p))
+        before_space = {p[i - 1] for p in self._ids if SPACE in p[1:] for i in range(1, len(p))
                         if p[i] == SPACE and p[i - 1] != SPACE}
         # Cut before a ▁ that follows a character no piece holds before a ▁.
         held = re.escape("".join(sorted(before_space)) + SPACE)
@@ -352,7 +356,7 @@ class SentencePieceBPE:
         n = len(symbols)
         following = list(range(1, n + 1))
         previous = list(range(-1, n - 1))
-        score, unused = self._score, self._unused
+        ids, scores, unused = self._ids, self.proto.scores, self._unused
         agenda: list[tuple[float, int, int, int]] = []
         made_of: dict[str, tuple[str, str]] = {}  # how each unused piece was joined
 
@@ -360,9 +364,9 @@ class SentencePieceBPE:
             if left < 0 or right >= n:
                 return
             joined = symbols[left] + symbols[right]
-            found = score.get(joined)
+            found = ids.get(joined)  # a piece joined by score (not a reserved one)
             if found is not None:
-                heapq.heappush(agenda, (-found, left, right, len(joined)))
+                heapq.heappush(agenda, (-scores[found], left, right, len(joined)))
                 if joined in unused:
                     made_of[joined] = (symbols[left], symbols[right])
 
@@ -464,6 +468,8 @@ class SentencePieceBPE:
         the character it starts in, by :meth:`Tokenizer.decode_with_offsets
         <bpe_course.tokenizer.Tokenizer.decode_with_offsets>`' rule. The bytes must be valid
         UTF-8."""
+        from ..tokenizer import Tokenizer  # the byte-level tokenizer: 18 ms, only for this
+
         return Tokenizer.decode_with_offsets(_BySurface(self.surfaces), ids)
 
     def decode(self, ids: Iterable[int], errors: str = "replace") -> str:
@@ -499,6 +505,19 @@ class SentencePieceBPE:
         if pending:
             out.append(_decode_bytes(bytes(pending), errors))
         return "".join(out)
+
+
+def _tables(pieces: list[str], types: list[int], source: str) -> tuple[dict, dict]:
+    """The ids of the pieces joined by score and of the reserved ones (control, unknown,
+    bytes), one Python step a piece; refuses a piece that is empty or repeated in its table."""
+    ids: dict[str, int] = {}
+    reserved: dict[str, int] = {}
+    for token_id, (piece, kind) in enumerate(zip(pieces, types)):
+        table = ids if kind in (NORMAL, USER_DEFINED, UNUSED) else reserved
+        if piece in table or not piece:
+            raise ValueError(f"{source}: pieces[{token_id}] {piece!r} is empty or repeated")
+        table[piece] = token_id
+    return ids, reserved
 
 
 class _BySurface:
@@ -552,27 +571,27 @@ def cached_sentencepiece(
     path: str | os.PathLike[str], settings: Sequence[object], *, name: str
 ) -> SentencePieceBPE:
     """:func:`load_sentencepiece` once; then the pieces, scores and types come from the
-    start-up cache (:mod:`bpe_course.speed.startcache`) instead of the protobuf reader.
+    start-up cache (:mod:`bpe_course.speed.cachefiles`) instead of the protobuf reader: the
+    pieces as one UTF-8 text, split at NULs (a model with a NUL in a piece is not cached).
     ``settings`` must name the file's contents (its sha256)."""
     source = os.fspath(path)
 
     def pack(tokenizer: SentencePieceBPE) -> tuple[dict, dict] | None:
-        if type(tokenizer) is not SentencePieceBPE:
-            return None
         proto = tokenizer.proto
+        joined = "\0".join(proto.pieces)
+        if type(tokenizer) is not SentencePieceBPE or joined.count("\0") != len(proto.pieces) - 1:
+            return None
         meta = {key: getattr(proto, key) for key in PROTO_SETTINGS}
-        sections = {**startcache.pack_tokens([piece.encode() for piece in proto.pieces]),
-                    "scores": array("d", proto.scores),
-                    "types": startcache.ids_array(proto.types), "charsmap": proto.charsmap}
-        return meta, sections
+        return meta, {"pieces": joined.encode("utf-8"), "scores": array("d", proto.scores),
+                      "types": cachefiles.ids_array(proto.types), "charsmap": proto.charsmap}
 
     def unpack(meta: dict, sections: dict) -> SentencePieceBPE:
-        pieces = list(map(bytes.decode, startcache.unpack_tokens(sections)))
+        pieces = sections["pieces"].decode("utf-8").split("\0")
         proto = ModelProto(pieces, sections["scores"].tolist(), sections["types"].tolist(),
                            charsmap=sections["charsmap"], **meta)
         if not len(pieces) == len(proto.scores) == len(proto.types):
             raise ValueError("sections of different lengths")
         return SentencePieceBPE(proto, name=name, source=source)
 
-    return startcache.cached(name, settings, lambda: load_sentencepiece(source, name=name),
+    return cachefiles.cached(name, settings, lambda: load_sentencepiece(source, name=name),
                              pack, unpack)
