@@ -215,7 +215,7 @@ class SentencePieceBPE:
     """
 
     def __init__(self, proto: ModelProto, *, name: str = "sentencepiece",
-                 source: str = "model") -> None:
+                 source: str = "model", held: str | None = None) -> None:
         check_supported(proto, source)
         self.name = name
         self.proto = proto
@@ -237,11 +237,12 @@ class SentencePieceBPE:
         self.special_tokens = {pieces[i]: i for i, kind in others if kind == CONTROL}
         self._specials = SpecialTokens(self.special_tokens)
         self._cache: dict[str, tuple[int, ...]] = {}
-        before_space = {p[i - 1] for p in self._ids if SPACE in p[1:] for i in range(1, len(p))
-                        if p[i] == SPACE and p[i - 1] != SPACE}
+        if held is None:  # the characters some piece holds before a ▁ (the cache keeps them)
+            held = "".join(sorted({p[i - 1] for p in self._ids if SPACE in p[1:]
+                                   for i in range(1, len(p)) if p[i] == SPACE != p[i - 1]}))
+        self.held = held
         # Cut before a ▁ that follows a character no piece holds before a ▁.
-        held = re.escape("".join(sorted(before_space)) + SPACE)
-        self._cuts = re.compile(f"(?<=[^{held}])(?={SPACE})")
+        self._cuts = re.compile(f"(?<=[^{re.escape(held + SPACE)}])(?={SPACE})")
 
     @classmethod
     def from_pieces(cls, pieces: Sequence[str], scores: Sequence[float], types: Sequence[int],
@@ -570,10 +571,10 @@ PROTO_SETTINGS = ("model_type", "byte_fallback", "treat_whitespace_as_suffix", "
 def cached_sentencepiece(
     path: str | os.PathLike[str], settings: Sequence[object], *, name: str
 ) -> SentencePieceBPE:
-    """:func:`load_sentencepiece` once; then the pieces, scores and types come from the
-    start-up cache (:mod:`bpe_course.speed.cachefiles`) instead of the protobuf reader: the
-    pieces as one UTF-8 text, split at NULs (a model with a NUL in a piece is not cached).
-    ``settings`` must name the file's contents (its sha256)."""
+    """:func:`load_sentencepiece` once; then the pieces (one UTF-8 text, split at NULs: a
+    model with a NUL in a piece is not cached), scores, types and ``held`` come from the
+    start-up cache (:mod:`bpe_course.speed.cachefiles`). ``settings`` must name the file's
+    contents (its sha256)."""
     source = os.fspath(path)
 
     def pack(tokenizer: SentencePieceBPE) -> tuple[dict, dict] | None:
@@ -583,7 +584,8 @@ def cached_sentencepiece(
             return None
         meta = {key: getattr(proto, key) for key in PROTO_SETTINGS}
         return meta, {"pieces": joined.encode("utf-8"), "scores": array("d", proto.scores),
-                      "types": cachefiles.ids_array(proto.types), "charsmap": proto.charsmap}
+                      "types": cachefiles.ids_array(proto.types), "charsmap": proto.charsmap,
+                      "held": tokenizer.held.encode("utf-8")}
 
     def unpack(meta: dict, sections: dict) -> SentencePieceBPE:
         pieces = sections["pieces"].decode("utf-8").split("\0")
@@ -591,7 +593,8 @@ def cached_sentencepiece(
                            charsmap=sections["charsmap"], **meta)
         if not len(pieces) == len(proto.scores) == len(proto.types):
             raise ValueError("sections of different lengths")
-        return SentencePieceBPE(proto, name=name, source=source)
+        return SentencePieceBPE(proto, name=name, source=source,
+                                held=sections["held"].decode("utf-8"))
 
     return cachefiles.cached(name, settings, lambda: load_sentencepiece(source, name=name),
                              pack, unpack)
