@@ -312,16 +312,38 @@ def _make(name: str, recipe: Recipe) -> Encoding:
 
     ranks: Mapping[bytes, int] | None = None
     merges: Merges | None = None
+    tables = None
     for other_name, other in REGISTERED.items():
         if recipes()[other_name].table == recipe.table:
             ranks, merges = other._mergeable_ranks, other.merges
             break
     if ranks is None:
-        ranks = load_table(recipe.table, name)
+        ranks, tables = cached_tables(recipe) or (load_table(recipe.table, name), None)
     encoding = Encoding.__new__(Encoding)
     special_tokens = dict(recipe.special_tokens)
-    encoding._build(name, recipe.pattern, ranks, special_tokens, recipe.n_vocab, merges)
+    encoding._build(name, recipe.pattern, ranks, special_tokens, recipe.n_vocab, merges, tables)
     return encoding
+
+
+#: The tables whose tokenizer :mod:`bpe_course.openai` keeps in the start-up cache, and its name.
+CACHED_TABLES = {"gpt2": "gpt2", "cl100k": "cl100k_base", "o200k": "o200k_base"}
+
+
+def cached_tables(recipe: Recipe) -> tuple[dict[bytes, int], tuple] | None:
+    """``(ranks, tables)`` read from the start-up cache through OpenAI's tokenizer of the same
+    table (its file checked as always), or None where it splits otherwise. Recovering
+    o200k_base's merges from its ranks takes seconds; reading them, a fraction of one."""
+    from .openai import BY_NAME
+    from .tiktoken_encoding import SAME_SPLITS
+
+    if recipe.table not in CACHED_TABLES:
+        return None
+    tokenizer = BY_NAME[CACHED_TABLES[recipe.table]].__wrapped__()  # not kept: ours is
+    if tokenizer.pattern != SAME_SPLITS.get(recipe.pattern, recipe.pattern):
+        return None
+    special_ids = set(tokenizer.special_tokens.values())
+    ranks = {token: rank for rank, token in tokenizer.vocab.items() if rank not in special_ids}
+    return ranks, tokenizer.built_tables()
 
 
 # Models -----------------------------------------------------------------------------------
