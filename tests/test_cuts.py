@@ -19,8 +19,8 @@ from bpe_course.models import LLAMA3_PATTERN, QWEN3_6_PATTERN, QWEN_PATTERN
 from bpe_course.pretokens import GPT2_PATTERN, NAMED_PATTERNS
 from bpe_course.speed.cuts import (
     LETTER_CUT,
-    SAFE_CUTS,
     CutRule,
+    cut_rules_of,
     cut_rules_regex,
     last_safe_cut,
     safe_cut_regex,
@@ -35,7 +35,7 @@ PATTERNS = NAMED_PATTERNS | {
 
 
 def named_rules() -> list[tuple[str, CutRule]]:
-    return [(name, rule) for name, pattern in PATTERNS.items() for rule in SAFE_CUTS[pattern]]
+    return [(name, rule) for name, pattern in PATTERNS.items() for rule in cut_rules_of(pattern)]
 
 
 def unsafe_cuts(text: str, pattern: str, rule: CutRule) -> list[int]:
@@ -99,8 +99,8 @@ def test_the_rule_test_catches_tempting_wrong_rules(name, rule):
 
 
 def test_an_unknown_pattern_has_no_rules():
-    assert safe_cut_regex(r"\S+|\s+") is None
-    assert set(SAFE_CUTS) == set(PATTERNS.values())
+    assert safe_cut_regex(r"\S+|\s+") is None and cut_rules_of(r"\S+|\s+") == ()
+    assert all(cut_rules_of(pattern) for pattern in PATTERNS.values())
 
 
 # Spans and stream ends cut at the rules -----------------------------------------------------
