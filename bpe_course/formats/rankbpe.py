@@ -373,9 +373,12 @@ def unpack_rank_tokenizer(meta: dict, sections: dict) -> RankTokenizer:
     ids = map(ranks.__getitem__, chosen)
     whole = dict(zip(map(bytes.decode, chosen), map(offset.__add__, ids) if offset else ids))
     columns = [sections[name] for name in ("lefts", "rights", "pair_ranks")]
-    if not offset and all(map(eq, numbers, range(len(numbers)))):  # ranks 0, 1, 2, ...
-        # The ranks' own int objects: new ones for each pair took 10 MB more (Llama 3).
-        lefts, rights, made = (map(numbers.__getitem__, column) for column in columns)
+    if all(map(eq, numbers, range(len(numbers)))):  # ranks 0, 1, 2, ...
+        # One int object per number (the ranks' own): new ones for each pair took 10 MB
+        # more (Llama 3); ids after an offset (Tekken's) are made once each.
+        id_at = list(range(offset, offset + len(numbers))) if offset else numbers
+        lefts, rights = (map(id_at.__getitem__, column) for column in columns[:2])
+        made = map(numbers.__getitem__, columns[2])
     else:
         lefts, rights, made = (column.tolist() for column in columns)
         if offset:
