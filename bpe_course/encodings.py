@@ -38,26 +38,19 @@ from __future__ import annotations
 import base64
 import hashlib
 import os
-import tempfile
 import threading
 from collections.abc import Mapping
+from functools import cache
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .base import ENDOFTEXT, Merges
-from .formats.gpt2 import read_vocab_json
 from .models import OPEN_MODELS, open_model
-from .openai import (
-    CL100K_SPECIAL_TOKENS,
-    GPT2_SPECIAL_TOKENS,
-    O200K_SPECIAL_TOKENS,
-    check_sha256,
-    openai_file,
-    read_tiktoken_ranks,
-    sha256_of,
-)
 from .pretokens import GPT4_PATTERN, O200K_PATTERN
-from .tiktoken_encoding import R50K_PATTERN, REGISTERED, Encoding
+from .safety.reading import check_sha256, sha256_of
+
+if TYPE_CHECKING:
+    from .tiktoken_encoding import Encoding
 
 __all__ = [
     "Encoding",
@@ -88,6 +81,25 @@ HARMONY_NAMED = {
 }
 
 
+#: What loads on first use (:func:`__getattr__`): an open model's name needs none of it.
+LATER = {"Encoding": "tiktoken_encoding", "REGISTERED": "tiktoken_encoding",
+         "R50K_PATTERN": "tiktoken_encoding", "CL100K_SPECIAL_TOKENS": "openai",
+         "GPT2_SPECIAL_TOKENS": "openai", "O200K_SPECIAL_TOKENS": "openai"}
+
+
+def __getattr__(name: str) -> Any:
+    """``RECIPES`` and the names of :data:`LATER`, loaded on first use: tiktoken's side
+    (the byte-level tokenizer, its split patterns and worker pool) was 60 ms of a start
+    that only wanted Mistral v1's SentencePiece model."""
+    if name == "RECIPES":
+        return recipes()
+    if name in LATER:
+        from importlib import import_module
+
+        return getattr(import_module(f".{LATER[name]}", __package__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def harmony_special_tokens() -> dict[str, int]:
     """o200k_harmony's 1,091 special tokens: o200k_base's two, the named ones, and every
     other id from 200000 to 201087 as ``<|reserved_ID|>``.
@@ -95,6 +107,8 @@ def harmony_special_tokens() -> dict[str, int]:
     200018 has two names: ``<|endofprompt|>`` (from o200k_base) and ``<|reserved_200018|>``.
     Both encode to 200018; it decodes to ``<|endofprompt|>``, as tiktoken's does.
     """
+    from .openai import O200K_SPECIAL_TOKENS
+
     tokens = dict(O200K_SPECIAL_TOKENS)
     tokens[HARMONY_NAMED[199998]] = 199998
     for token_id in range(200000, 201088):
@@ -111,16 +125,21 @@ class Recipe(NamedTuple):
     n_vocab: int | None  #: tiktoken's ``explicit_n_vocab``, checked, where tiktoken gives one
 
 
-#: tiktoken's encodings, in tiktoken's order.
-RECIPES: dict[str, Recipe] = {
-    "gpt2": Recipe("gpt2", R50K_PATTERN, GPT2_SPECIAL_TOKENS, 50257),
-    "r50k_base": Recipe("gpt2", R50K_PATTERN, GPT2_SPECIAL_TOKENS, 50257),
-    "p50k_base": Recipe("p50k", R50K_PATTERN, GPT2_SPECIAL_TOKENS, 50281),
-    "p50k_edit": Recipe("p50k", R50K_PATTERN, P50K_EDIT_SPECIAL_TOKENS, None),
-    "cl100k_base": Recipe("cl100k", GPT4_PATTERN, CL100K_SPECIAL_TOKENS, None),
-    "o200k_base": Recipe("o200k", O200K_PATTERN, O200K_SPECIAL_TOKENS, None),
-    "o200k_harmony": Recipe("o200k", O200K_PATTERN, harmony_special_tokens(), None),
-}
+@cache
+def recipes() -> dict[str, Recipe]:
+    """tiktoken's encodings, in tiktoken's order (``RECIPES``, made on first use)."""
+    from .openai import CL100K_SPECIAL_TOKENS, GPT2_SPECIAL_TOKENS, O200K_SPECIAL_TOKENS
+    from .tiktoken_encoding import R50K_PATTERN
+
+    return {
+        "gpt2": Recipe("gpt2", R50K_PATTERN, GPT2_SPECIAL_TOKENS, 50257),
+        "r50k_base": Recipe("gpt2", R50K_PATTERN, GPT2_SPECIAL_TOKENS, 50257),
+        "p50k_base": Recipe("p50k", R50K_PATTERN, GPT2_SPECIAL_TOKENS, 50281),
+        "p50k_edit": Recipe("p50k", R50K_PATTERN, P50K_EDIT_SPECIAL_TOKENS, None),
+        "cl100k_base": Recipe("cl100k", GPT4_PATTERN, CL100K_SPECIAL_TOKENS, None),
+        "o200k_base": Recipe("o200k", O200K_PATTERN, O200K_SPECIAL_TOKENS, None),
+        "o200k_harmony": Recipe("o200k", O200K_PATTERN, harmony_special_tokens(), None),
+    }
 
 #: The rank tables and the file each is read from.
 TABLES = {
@@ -151,6 +170,8 @@ def tiktoken_cache_dir() -> Path | None:
         if variable in os.environ:
             folder = os.environ[variable]
             return Path(folder) if folder else None
+    import tempfile
+
     return Path(tempfile.gettempdir()) / "data-gym-cache"
 
 
@@ -191,6 +212,9 @@ def p50k_file(encoding_name: str = "p50k_base") -> Path:
 def load_table(table: str, encoding_name: str = "") -> dict[bytes, int]:
     """One of :data:`TABLES` as ``{token: rank}``, from its verified local file
     (``encoding_name``, the encoding being built, is named if the file is missing)."""
+    from .formats.gpt2 import read_vocab_json
+    from .openai import openai_file, read_tiktoken_ranks
+
     if table == "gpt2":
         vocab = read_vocab_json(openai_file(TABLES["gpt2"]))
         # encoder.json also lists <|endoftext|>, a special token, not a rank.
@@ -218,6 +242,8 @@ def p50k_ranks_from_gpt2() -> dict[bytes, int]:
     with them). Written out as a ``.tiktoken`` file, the table below has the sha256 of
     tiktoken's file, so nothing needs to be downloaded or shipped.
     """
+    from .openai import GPT2_SPECIAL_TOKENS
+
     ranks = load_table("gpt2")
     first = GPT2_SPECIAL_TOKENS[ENDOFTEXT] + 1  # after <|endoftext|>, which keeps its id
     for rank, length in enumerate(P50K_SPACE_RUNS, start=first):
@@ -249,7 +275,7 @@ def list_encoding_names(*, open_models: bool = False) -> list[str]:
     >>> list_encoding_names()[:2], "llama3" in list_encoding_names(open_models=True)
     (['gpt2', 'r50k_base'], True)
     """
-    return list(RECIPES) + (list(OPEN_MODELS) if open_models else [])
+    return list(recipes()) + (list(OPEN_MODELS) if open_models else [])
 
 
 def get_encoding(encoding_name: str) -> Encoding | Any:
@@ -260,12 +286,14 @@ def get_encoding(encoding_name: str) -> Encoding | Any:
     """
     if not isinstance(encoding_name, str):
         raise ValueError(f"Expected a string in get_encoding, got {type(encoding_name)}")
+    if encoding_name in OPEN_MODELS:  # first: none of tiktoken's side loads for these
+        return open_model(encoding_name)  # kept by bpe_course.models
+    from .tiktoken_encoding import REGISTERED
+
     found = REGISTERED.get(encoding_name)
     if found is not None:
         return found
-    if encoding_name in OPEN_MODELS:
-        return open_model(encoding_name)  # kept by bpe_course.models
-    recipe = RECIPES.get(encoding_name)
+    recipe = recipes().get(encoding_name)
     if recipe is None:
         raise ValueError(
             f"Unknown encoding {encoding_name!r}; the encodings are "
@@ -280,18 +308,42 @@ def get_encoding(encoding_name: str) -> Encoding | Any:
 
 def _make(name: str, recipe: Recipe) -> Encoding:
     """Build an encoding, reusing the ranks and merges of one built from the same table."""
+    from .tiktoken_encoding import REGISTERED, Encoding
+
     ranks: Mapping[bytes, int] | None = None
     merges: Merges | None = None
+    tables = None
     for other_name, other in REGISTERED.items():
-        if RECIPES[other_name].table == recipe.table:
+        if recipes()[other_name].table == recipe.table:
             ranks, merges = other._mergeable_ranks, other.merges
             break
     if ranks is None:
-        ranks = load_table(recipe.table, name)
+        ranks, tables = cached_tables(recipe) or (load_table(recipe.table, name), None)
     encoding = Encoding.__new__(Encoding)
     special_tokens = dict(recipe.special_tokens)
-    encoding._build(name, recipe.pattern, ranks, special_tokens, recipe.n_vocab, merges)
+    encoding._build(name, recipe.pattern, ranks, special_tokens, recipe.n_vocab, merges, tables)
     return encoding
+
+
+#: The tables whose tokenizer :mod:`bpe_course.openai` keeps in the start-up cache, and its name.
+CACHED_TABLES = {"gpt2": "gpt2", "cl100k": "cl100k_base", "o200k": "o200k_base"}
+
+
+def cached_tables(recipe: Recipe) -> tuple[dict[bytes, int], tuple] | None:
+    """``(ranks, tables)`` read from the start-up cache through OpenAI's tokenizer of the same
+    table (its file checked as always), or None where it splits otherwise. Recovering
+    o200k_base's merges from its ranks takes seconds; reading them, a fraction of one."""
+    from .openai import BY_NAME
+    from .tiktoken_encoding import SAME_SPLITS
+
+    if recipe.table not in CACHED_TABLES:
+        return None
+    tokenizer = BY_NAME[CACHED_TABLES[recipe.table]].__wrapped__()  # not kept: ours is
+    if tokenizer.pattern != SAME_SPLITS.get(recipe.pattern, recipe.pattern):
+        return None
+    special_ids = set(tokenizer.special_tokens.values())
+    ranks = {token: rank for rank, token in tokenizer.vocab.items() if rank not in special_ids}
+    return ranks, tokenizer.built_tables()
 
 
 # Models -----------------------------------------------------------------------------------

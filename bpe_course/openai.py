@@ -15,23 +15,24 @@ expects for its uncompressed contents.
 
 from __future__ import annotations
 
-import gzip
-import hashlib
 import os
-import sys
 import tempfile
-import zlib
 from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
-from typing import BinaryIO
 
 from .base import ENDOFTEXT, check_special_tokens
 from .formats.gpt2 import bytes_to_unicode, check_id
 from .formats.ranks import merges_from_ranks, read_tiktoken_ranks
 from .pretokens import GPT2_PATTERN, GPT4_PATTERN, O200K_PATTERN
 from .safety.quoting import quote
-from .safety.reading import check_regular
+from .safety.reading import (  # their home since they serve the open models too
+    check_sha256,
+    installed_file,
+    open_maybe_gzipped,
+    packaged_file,
+    sha256_of,
+)
 from .speed import startcache
 from .speed.merging import merge_tables
 from .tokenizer import Tokenizer
@@ -47,6 +48,11 @@ __all__ = [
     "read_tiktoken_ranks",
     "tiktoken_encoding",
     "openai_file",
+    "check_sha256",
+    "installed_file",
+    "open_maybe_gzipped",
+    "packaged_file",
+    "sha256_of",
 ]
 
 GPT2_SPECIAL_TOKENS = {ENDOFTEXT: 50256}
@@ -82,94 +88,6 @@ OPENAI_FILES = {
         "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
     ),
 }
-
-
-def open_maybe_gzipped(path: str | os.PathLike[str]) -> BinaryIO:
-    """Open ``path`` for reading bytes, decompressing it when its name ends in ``.gz``."""
-    if os.fspath(path).endswith(".gz"):
-        return gzip.open(path, "rb")
-    return open(path, "rb")
-
-
-def sha256_of(path: str | os.PathLike[str]) -> str:
-    """The hex sha256 of a file's contents (decompressed for ``.gz``), read in blocks.
-
-    A ``.gz`` file that is not gzip, or is cut short, raises ``ValueError`` naming it, and
-    so does a path that is not a regular file (``/dev/zero`` would never end).
-    """
-    check_regular(path)
-    digest = hashlib.sha256()
-    try:
-        with open_maybe_gzipped(path) as file:
-            for block in iter(lambda: file.read(1 << 20), b""):
-                digest.update(block)
-    except (gzip.BadGzipFile, EOFError, zlib.error) as error:
-        raise ValueError(
-            f"{os.fspath(path)}: not a complete gzip file ({error}); "
-            "reinstall the package that ships it"
-        ) from None
-    return digest.hexdigest()
-
-
-def check_sha256(
-    path: str | os.PathLike[str], expected: str, recorded_by: str = "tiktoken"
-) -> Path:
-    """Return ``path`` if its sha256 is ``expected`` (the digest ``recorded_by`` records);
-    otherwise raise naming the file."""
-    actual = sha256_of(path)
-    if actual != expected:
-        raise ValueError(
-            f"{os.fspath(path)}: sha256 is {actual}, but {recorded_by} expects {expected}; "
-            "this is not the original file (reinstall the package that ships it)"
-        )
-    return Path(path)
-
-
-def packaged_file(
-    name: str, distribution: str, inside: str, expected: str, recorded_by: str = "tiktoken"
-) -> Path:
-    """The verified local path of the file ``inside`` the installed ``distribution``.
-
-    A package that is not installed, a file it lacks and a file whose sha256 is not
-    ``expected`` (changed or cut short) each raise an error naming the package and the file.
-    """
-    found = installed_file(distribution, inside)
-    if found is not None:
-        return check_sha256(found, expected, recorded_by)
-    import importlib.metadata  # 50 ms to import: only to say what is missing, or to look wider
-
-    try:
-        dist = importlib.metadata.distribution(distribution)
-    except importlib.metadata.PackageNotFoundError:
-        raise FileNotFoundError(
-            f"{name} comes from the Python package {distribution!r} (file {inside}), which is "
-            f"not installed; install it with: pip install {distribution}"
-        ) from None
-    path = Path(dist.locate_file(inside))
-    if not path.is_file():
-        raise FileNotFoundError(f"{name}: package {distribution!r} has no file {path}")
-    return check_sha256(path, expected, recorded_by)
-
-
-def installed_file(distribution: str, inside: str) -> Path | None:
-    """The file ``inside`` an installed ``distribution``, found the quick way: in a folder
-    of ``sys.path`` that also holds the distribution's ``*.dist-info`` (where pip puts both),
-    without importing :mod:`importlib.metadata`, which took a fifth of a cold start. None
-    when it is not there; :func:`packaged_file` then asks :mod:`importlib.metadata`.
-    """
-    prefix = distribution.replace("-", "_").replace(".", "_").lower() + "-"
-    for entry in sys.path:
-        folder = entry or os.curdir
-        candidate = os.path.join(folder, inside)
-        if not os.path.isfile(candidate):
-            continue
-        try:
-            names = os.listdir(folder)
-        except OSError:
-            continue
-        if any(n.lower().startswith(prefix) and n.endswith(".dist-info") for n in names):
-            return Path(candidate)
-    return None
 
 
 def openai_file(name: str) -> Path:

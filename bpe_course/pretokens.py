@@ -5,9 +5,8 @@ Without this step BPE would happily learn tokens like ``"dog."`` and ``"dog!"`` 
 splits the text with a regular expression first (letters, numbers, other symbols and
 whitespace go to separate pieces) and runs BPE inside each piece.
 
-Special tokens such as ``<|endoftext|>`` are cut out even before that: they mark
-document boundaries, must never be merged with their neighbours, and must come out of the
-encoder as one id.
+Special tokens such as ``<|endoftext|>`` are cut out even before that: they mark document
+boundaries, must never be merged with their neighbours, and must come out of the encoder as one id.
 """
 
 from __future__ import annotations
@@ -15,10 +14,12 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Sequence
-
-import regex
+from typing import TYPE_CHECKING
 
 from .safety.quoting import quote
+
+if TYPE_CHECKING:
+    import regex
 
 #: GPT-2's split pattern. Read it as alternatives tried left to right: English
 #: contractions ('s 't 'd 'm 'll 've 're), an optional space and letters, an optional space
@@ -36,14 +37,13 @@ GPT4_PATTERN = (
     r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
 )
 
-#: o200k_base's pattern (GPT-4o and later), as tiktoken ships it, one alternative a line.
-#: Letters are now case-aware: a word is "some upper-case letters, then lower-case ones"
-#: (``camelCase`` -> ``camel`` + ``Case``; ``HTTPServer`` stays one piece, which the merges
-#: then cut into ``HTTP`` + ``Server``) or "upper-case letters, then perhaps lower-case"
-#: (``IPHONE``), where Lt/Lm/Lo letters and marks count as both, so scripts without case keep
-#: whole words. A contraction in any case stays glued to its word (``don't`` is one piece).
-#: Digits come in threes, punctuation keeps trailing newlines *and slashes*, and newline
-#: runs are their own pieces.
+#: o200k_base's pattern (GPT-4o and later), as tiktoken ships it, one alternative a line. Letters
+#: are now case-aware: a word is "some upper-case letters, then lower-case ones" (``camelCase`` ->
+#: ``camel`` + ``Case``; ``HTTPServer`` stays one piece, which the merges then cut into ``HTTP`` +
+#: ``Server``) or "upper-case letters, then perhaps lower-case" (``IPHONE``), where Lt/Lm/Lo letters
+#: and marks count as both, so scripts without case keep whole words. A contraction in any case
+#: stays glued to its word (``don't`` is one piece). Digits come in threes, punctuation keeps
+#: trailing newlines *and slashes*, and newline runs are their own pieces.
 _UPPER = r"[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]"
 _LOWER = r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]"
 _CONTRACTION = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)?"
@@ -65,6 +65,7 @@ NAMED_PATTERNS = {"gpt2": GPT2_PATTERN, "gpt4": GPT4_PATTERN, "o200k": O200K_PAT
 
 def compile_pattern(pattern: str | regex.Pattern[str]) -> regex.Pattern[str]:
     """Compile a split pattern (with the ``regex`` module, which knows ``\\p{L}``)."""
+    import regex  # loaded on first use: 10 ms that naming a pattern (or a model) never needs
     if isinstance(pattern, regex.Pattern):
         return pattern
     try:

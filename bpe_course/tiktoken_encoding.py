@@ -125,9 +125,12 @@ class Encoding(Tokenizer):
         special_tokens: Mapping[str, int],
         explicit_n_vocab: int | None,
         merges: Merges | None,
+        tables: tuple | None = None,
     ) -> None:
         """Check the arguments and build the tokenizer; ``merges`` are recovered from the
-        ranks unless given (they are when another encoding has the same ranks)."""
+        ranks unless given (they are when another encoding has the same ranks) or unless
+        ``tables`` (:meth:`Tokenizer.built_tables` of a tokenizer with these ranks and
+        splits, trusted) hold them already."""
         if not isinstance(pat_str, str):
             raise TypeError(f"pat_str must be a str, got {type(pat_str).__name__}")
         vocab = rank_vocab(mergeable_ranks)
@@ -140,7 +143,7 @@ class Encoding(Tokenizer):
                     f"explicit_n_vocab={explicit_n_vocab}, but there are {count} tokens "
                     f"and the largest id is {max_token_value}"
                 )
-        if merges is None:
+        if merges is None and tables is None:
             try:
                 merges = merges_from_ranks(mergeable_ranks)
             except ValueError as error:
@@ -148,7 +151,7 @@ class Encoding(Tokenizer):
         for token_id, token in first_names.items():
             vocab[token_id] = token.encode("utf-8")
         pattern = SAME_SPLITS.get(pat_str, pat_str)
-        super().__init__(vocab, merges, list(special_tokens), pattern, name=name)
+        super().__init__(vocab, merges, list(special_tokens), pattern, name=name, tables=tables)
         # A special token sharing its id with an earlier one was given a new id of its own
         # (the tokenizer keeps one text per id); it takes the shared id back.
         for token, token_id in special_tokens.items():

@@ -90,9 +90,10 @@ def assert_accepted(capsys: Any, checker: Callable[..., bool], answer: tuple) ->
 
 
 def assert_rejected_in_chinese(capsys: Any, checker: Callable[..., bool], answer: tuple,
-                               hint: str) -> None:
+                               hint: str, english: str | None = None) -> None:
     """In the Chinese edition (``use_language("zh-CN")``) the checker refuses ``answer`` with
-    its own Chinese hint, which contains ``hint``; the language is put back afterwards."""
+    its own Chinese hint, which contains ``hint`` and not the English hint's words
+    ``english``; the language is put back afterwards."""
     from bpe_course.course.checks import harness
 
     before = harness._chosen
@@ -104,3 +105,18 @@ def assert_rejected_in_chinese(capsys: Any, checker: Callable[..., bool], answer
     assert passed is False, printed
     assert printed.startswith("还差一点："), printed
     assert hint in printed, printed
+    assert english is None or english not in printed, f"English left in: {english!r}\n{printed}"
+
+
+def in_chinese(tables: dict[str, list[tuple[Any, str]]],
+               chinese: dict[str, list[str]]) -> list[tuple[str, Any, str, str]]:
+    """``(check, wrong answer, Chinese hint, English hint)`` for every wrong answer of
+    ``tables`` (``{check: [(wrong answer, English hint), ...]}``), its Chinese hint taken
+    from ``chinese[check]`` in the same order: a wrong answer added to a table without its
+    Chinese hint, or a check left out, is an error, not a case silently skipped."""
+    assert tables.keys() == chinese.keys(), set(tables) ^ set(chinese)
+    return [
+        (check, wrong, zh, english)
+        for check, wrongs in tables.items()
+        for (wrong, english), zh in zip(wrongs, chinese[check], strict=True)
+    ]

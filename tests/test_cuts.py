@@ -1,5 +1,5 @@
-"""Safe cuts: each rule never changes the pieces of the three named split patterns, and the
-spans and stream ends cut at them cover the text exactly.
+"""Safe cuts: each rule never changes the pieces of the named split patterns and the open
+models' (Llama 3, Qwen), and the spans and stream ends cut at them cover the text exactly.
 
 The rules are the proofs of :mod:`bpe_course.speed.cuts` put to the test: a cut at any place a
 rule allows must give the same pretokens, in order, as no cut. Where the cuts are used: a
@@ -15,11 +15,12 @@ from hypothesis import find, given, settings
 from hypothesis import strategies as st
 from strategies import cut_text
 
-from bpe_course.pretokens import GPT2_PATTERN
-from bpe_course.pretokens import NAMED_PATTERNS as PATTERNS
+from bpe_course.models import LLAMA3_PATTERN, QWEN3_6_PATTERN, QWEN_PATTERN
+from bpe_course.pretokens import GPT2_PATTERN, NAMED_PATTERNS
 from bpe_course.speed.cuts import (
-    SAFE_CUTS,
+    LETTER_CUT,
     CutRule,
+    cut_rules_of,
     cut_rules_regex,
     last_safe_cut,
     safe_cut_regex,
@@ -27,9 +28,14 @@ from bpe_course.speed.cuts import (
     spans_between_safe_cuts,
 )
 
+#: The package's patterns with proven rules: the three named ones and the open models'.
+PATTERNS = NAMED_PATTERNS | {
+    "llama3": LLAMA3_PATTERN, "qwen2.5": QWEN_PATTERN, "qwen3.6": QWEN3_6_PATTERN,
+}
+
 
 def named_rules() -> list[tuple[str, CutRule]]:
-    return [(name, rule) for name, pattern in PATTERNS.items() for rule in SAFE_CUTS[pattern]]
+    return [(name, rule) for name, pattern in PATTERNS.items() for rule in cut_rules_of(pattern)]
 
 
 def unsafe_cuts(text: str, pattern: str, rule: CutRule) -> list[int]:
@@ -77,6 +83,8 @@ TEMPTING_RULES = [
     ("o200k", CutRule("letter | '", r"\p{L}", r"'")),  # "don't"
     ("o200k", CutRule("mark | symbol", r"\p{M}", r"[^\s\p{L}\p{N}]")),
     ("o200k", CutRule("lower | upper", r"\p{Ll}", r"\p{Lu}")),  # "'rE" is a contraction
+    ("qwen3.6", LETTER_CUT),  # "e\u0301": a mark stays with its letter
+    ("llama3", CutRule("line break | space", r"\n", r" ")),  # "\n \n" is one piece
 ]
 
 
@@ -91,8 +99,8 @@ def test_the_rule_test_catches_tempting_wrong_rules(name, rule):
 
 
 def test_an_unknown_pattern_has_no_rules():
-    assert safe_cut_regex(r"\S+|\s+") is None
-    assert set(SAFE_CUTS) == set(PATTERNS.values())
+    assert safe_cut_regex(r"\S+|\s+") is None and cut_rules_of(r"\S+|\s+") == ()
+    assert all(cut_rules_of(pattern) for pattern in PATTERNS.values())
 
 
 # Spans and stream ends cut at the rules -----------------------------------------------------

@@ -742,3 +742,19 @@ def test_a_tokenizer_has_the_generally_useful_methods(trained_tokenizer):
         tokenizer.encode_single_token("the cat")
     with pytest.raises(TypeError):
         tokenizer.is_special_token(3.0)
+
+
+@pytest.mark.parametrize("name", ["gpt2", "cl100k_base", "o200k_base", "o200k_harmony"])
+def test_encodings_with_cached_tables_do_not_derive_merges_again(name, reference, fresh_registry,
+                                                                  monkeypatch):
+    """The three tables OpenAI's tokenizers keep in the start-up cache come from there:
+    recovering o200k_base's merges from its ranks takes seconds, reading them milliseconds."""
+
+    def derive(ranks):
+        raise AssertionError(f"{name}: the merges were derived from the ranks again")
+
+    monkeypatch.setattr("bpe_course.tiktoken_encoding.merges_from_ranks", derive)
+    ours, theirs = get_encoding(name), reference(name)
+    assert ours._mergeable_ranks == theirs._mergeable_ranks
+    for text in HAND_PICKED:
+        assert ours.encode_ordinary(text) == theirs.encode_ordinary(text)

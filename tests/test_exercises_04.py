@@ -18,6 +18,7 @@ from notebook_cells import (
     assert_accepted,
     assert_rejected,
     assert_rejected_in_chinese,
+    in_chinese,
     load_notebook,
     run_cells,
 )
@@ -189,7 +190,8 @@ HEAP_KEY_WRONG = [  # check_heap_key: (wrong answer, what its hint must say)
         (lambda count, left, right: (-count, flip(left) + flip(right)), "same key"),
         (lambda count, left, right: (-count, flip(left + right), -len(left)), "own prefix"),
         (lambda count, left, right: (-count, descending_key(left + right)), "longer `left`"),
-        (lambda n, left, right: (n, descending_key(left + right), -len(left)), "-count"),
+        (lambda n, left, right: (n, descending_key(left + right), -len(left)),
+         "the largest count needs the smallest key"),
         (lambda count, left, right: (-count, left + right, -len(left)), "greater merged token"),
         (lambda count, left, right: (-count, descending_key(left + right), len(left)),
          "the longer `left` must come first"),
@@ -366,21 +368,18 @@ ZH_HINTS = {
                                   "特殊词元的 id 紧跟在 256 个字节之后",
                                   "它只出现在特殊词元内部", "但不占用合并的次数", "漏了 `return`"],
 }
-ZH_REJECTIONS = [
-    (check, wrong, zh)
-    for check, wrongs in [("check_count_pair", COUNT_PAIR_WRONG),
-                          ("check_apply_merge", APPLY_MERGE_WRONG),
-                          ("check_heap_key", HEAP_KEY_WRONG),
-                          ("check_safe_cut", SAFE_CUT_WRONG),
-                          ("check_train_with_specials", TRAIN_WITH_SPECIALS_WRONG)]
-    for (wrong, _), zh in zip(wrongs, ZH_HINTS[check], strict=True)
-]
+ZH_REJECTIONS = in_chinese(
+    {"check_count_pair": COUNT_PAIR_WRONG, "check_apply_merge": APPLY_MERGE_WRONG,
+     "check_heap_key": HEAP_KEY_WRONG, "check_safe_cut": SAFE_CUT_WRONG,
+     "check_train_with_specials": TRAIN_WITH_SPECIALS_WRONG},
+    ZH_HINTS,
+)
 
 
 @pytest.mark.parametrize(
-    ("check", "wrong", "hint"),
+    ("check", "wrong", "hint", "english"),
     ZH_REJECTIONS,
-    ids=[f"{check}: {hint}" for check, _, hint in ZH_REJECTIONS],
+    ids=[f"{check}: {hint}" for check, _, hint, _ in ZH_REJECTIONS],
 )
-def test_04_checks_hint_in_chinese(nb04, capsys, check, wrong, hint):
-    assert_rejected_in_chinese(capsys, nb04[check], (wrong,), hint)
+def test_04_checks_hint_in_chinese(nb04, capsys, check, wrong, hint, english):
+    assert_rejected_in_chinese(capsys, nb04[check], (wrong,), hint, english)

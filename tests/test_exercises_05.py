@@ -13,7 +13,13 @@ import base64
 from typing import Any
 
 import pytest
-from notebook_cells import assert_accepted, assert_rejected, run_cells
+from notebook_cells import (
+    assert_accepted,
+    assert_rejected,
+    assert_rejected_in_chinese,
+    in_chinese,
+    run_cells,
+)
 
 from bpe_course.course.checks import openai_files
 from bpe_course.formats.gpt2 import bytes_to_unicode
@@ -80,11 +86,12 @@ TIKTOKEN_FILE_WRONG = [  # check_tiktoken_file: (wrong answer, what its hint mus
 
 # Every checker against every wrong answer above, and against its solution -------------------
 
-REJECTIONS = [
-    *[("check_spell", wrong, hint) for wrong, hint in SPELL_WRONG],
-    *[("check_byte_id", wrong, hint) for wrong, hint in BYTE_ID_WRONG],
-    *[("check_tiktoken_file", wrong, hint) for wrong, hint in TIKTOKEN_FILE_WRONG],
-]
+WRONG = {
+    "check_spell": SPELL_WRONG,
+    "check_byte_id": BYTE_ID_WRONG,
+    "check_tiktoken_file": TIKTOKEN_FILE_WRONG,
+}
+REJECTIONS = [(check, wrong, hint) for check, wrongs in WRONG.items() for wrong, hint in wrongs]
 
 
 @pytest.mark.parametrize(
@@ -106,3 +113,26 @@ SOLUTIONS = [
 @pytest.mark.parametrize(("check", "solution"), SOLUTIONS)
 def test_check_accepts_the_solution(nb05, capsys, check, solution):
     assert_accepted(capsys, nb05[check], (nb05[solution],))
+
+
+# The Chinese edition: every wrong answer above gets its hint in Chinese, in the same order ---
+
+ZH_HINTS = {
+    "check_spell": ["而不是它自己", "词元不一定是合法的 UTF-8", "每个字节对应一个字符",
+                    "字节 33 写作 '!'", "要返回 str"],
+    "check_byte_id": ["这是字节本身的值", "中间没有空缺", "抛出了", "被挪位的 68 个字节"],
+    "check_tiktoken_file": ["base64.b64encode 返回的是 bytes", "不是给网址用的那套字母表",
+                            "每一行都要以换行符结尾", "词元的 base64 编码，接一个空格",
+                            "词元的 base64 编码，接一个空格", ".tiktoken 文件里没有特殊词元",
+                            "都要按合并次序（即 id）列出词元", "不是行号", "漏了 `return`"],
+}
+ZH_REJECTIONS = in_chinese(WRONG, ZH_HINTS)
+
+
+@pytest.mark.parametrize(
+    ("check", "wrong", "hint", "english"),
+    ZH_REJECTIONS,
+    ids=[f"{check}: {hint}" for check, _, hint, _ in ZH_REJECTIONS],
+)
+def test_05_checks_hint_in_chinese(nb05, capsys, check, wrong, hint, english):
+    assert_rejected_in_chinese(capsys, nb05[check], (wrong,), hint, english)

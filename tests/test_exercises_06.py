@@ -18,7 +18,14 @@ from typing import Any
 
 import pytest
 import regex
-from notebook_cells import assert_accepted, assert_rejected, load_notebook, run_cells
+from notebook_cells import (
+    assert_accepted,
+    assert_rejected,
+    assert_rejected_in_chinese,
+    in_chinese,
+    load_notebook,
+    run_cells,
+)
 from test_exercises_03 import split_in_given_order, split_unescaped
 
 from bpe_course import GPT2_PATTERN, pretokenize, split_on_special_tokens
@@ -240,10 +247,10 @@ def decode_strict(token_bytes):
 STREAM_DECODE_WRONG = [  # check_stream_decode: (wrong answer, what its hint must say)
         (decode_whole_input, "while still holding"),
         (decode_to_list, "make it a generator"),
-        (decode_each_piece, "U+FFFD"),
+        (decode_each_piece, "the output has U+FFFD"),
         (decode_dropping_partials, "joined output"),
         (decode_whole_buffer, "while still holding"),
-        (decode_strict, "errors='replace'"),
+        (decode_strict, "decode with errors='replace'"),
     (decode_without_flush, "final U+FFFD"),
 ]
 
@@ -306,7 +313,7 @@ def split_dropping_tokens(text, special_tokens):
 
 
 SPLIT_SPECIAL_WRONG = [  # check_split_on_specials: (wrong answer, what its hint must say)
-        (split_unescaped, "regex.escape"),
+        (split_unescaped, "escape the tokens (regex.escape)"),
         (split_in_given_order, "longer special tokens first"),
         (split_dropping_tokens, "keep the special tokens as items"),
     (split_dropping_empty, "keep the empty strings"),
@@ -335,7 +342,7 @@ def save_variant(header=True, swapped=False, spelling="gpt2"):
 
 
 SAVE_GPT2_WRONG = [  # check_save_gpt2: (wrong answer, what its hint must say)
-        (save_variant(header=False), "#version: 0.2"),
+        (save_variant(header=False), "GPT-2's files start with '#version: 0.2'"),
         (save_variant(swapped=True), "{token: id}, not {id: token}"),
         (save_variant(spelling="latin-1"), "spell every byte"),
 ]
@@ -405,22 +412,23 @@ def wrong_tokenizers(nb06) -> dict[str, type]:
 MY_TOKENIZER_WRONG = [  # check_my_tokenizer: (a class in wrong_tokenizers, what its hint must say)
     ("ignores special tokens", "cut out the special tokens first"),
     ("always GPT-2's pattern", "use self.pattern"),
-    ("strict decode", "errors='replace'"),
+    ("strict decode", "ids can end inside a character"),
 ]
 
 
 # Every checker against every wrong answer above, and against its solution -------------------
 
-REJECTIONS = [
-    *[("check_encode_stream", wrong, hint) for wrong, hint in ENCODE_STREAM_WRONG],
-    *[("check_encode_documents", wrong, hint) for wrong, hint in ENCODE_DOCUMENTS_WRONG],
-    *[("check_stream_decode", wrong, hint) for wrong, hint in STREAM_DECODE_WRONG],
-    *[("check_split_on_specials", wrong, hint) for wrong, hint in SPLIT_SPECIAL_WRONG],
-    *[("check_save_gpt2", wrong, hint) for wrong, hint in SAVE_GPT2_WRONG],
-    *[("check_load_gpt2", wrong, hint) for wrong, hint in LOAD_GPT2_WRONG],
-    *[("check_encode_pretoken", wrong, hint) for wrong, hint in ENCODE_PRETOKEN_WRONG],
-    *[("check_my_tokenizer", wrong, hint) for wrong, hint in MY_TOKENIZER_WRONG],
-]
+WRONG = {
+    "check_encode_stream": ENCODE_STREAM_WRONG,
+    "check_encode_documents": ENCODE_DOCUMENTS_WRONG,
+    "check_stream_decode": STREAM_DECODE_WRONG,
+    "check_split_on_specials": SPLIT_SPECIAL_WRONG,
+    "check_save_gpt2": SAVE_GPT2_WRONG,
+    "check_load_gpt2": LOAD_GPT2_WRONG,
+    "check_encode_pretoken": ENCODE_PRETOKEN_WRONG,
+    "check_my_tokenizer": MY_TOKENIZER_WRONG,
+}
+REJECTIONS = [(check, wrong, hint) for check, wrongs in WRONG.items() for wrong, hint in wrongs]
 
 
 @pytest.mark.parametrize(
@@ -449,3 +457,45 @@ SOLUTIONS = [
 @pytest.mark.parametrize(("check", "solution"), SOLUTIONS)
 def test_check_accepts_the_solution(nb06, capsys, check, solution):
     assert_accepted(capsys, nb06[check], (nb06[solution],))
+
+
+# The Chinese edition: every wrong answer above gets its hint in Chinese, in the same order ---
+
+ZH_HINTS = {
+    "check_encode_stream": ["一个块可能在预分词片段的中间结束", "要留住最后两个预分词片段",
+                            "特殊词元可能分几次到达", "可能是更长的特殊词元",
+                            "结果把它切成了两半", "切点不能紧跟在空白字符后面", "提前结束了",
+                            "会把特殊词元从中间切开", "它的 id 要先交出去再往下读",
+                            "要把它写成生成器"],
+    "check_encode_documents": ["文档是外来的文本", "文档是外来的文本",
+                               "文档自己的文字变成了特殊词元", "输出里没有分隔符的 id",
+                               "这些 id 解码出来是", "最后一篇文档后面多了一个分隔符",
+                               "encode_documents 返回了 None"],
+    "check_stream_decode": ["它去读下一段时还留着", "而不是返回列表的函数",
+                            "输出里出现了 U+FFFD", "输出拼起来是", "它去读下一段时还留着",
+                            "解码时要用 errors='replace'", "输出末尾少了一个 U+FFFD"],
+    "check_split_on_specials": ["先把特殊词元转义（regex.escape）", "先试更长的特殊词元",
+                                "特殊词元本身也要作为列表里的一项保留", "空字符串都要保留",
+                                "它后面的普通文本是 ''", "末尾多了一个 ''"],
+    "check_save_gpt2": ["GPT-2 的文件以 '#version: 0.2' 开头",
+                        "是 {token: id}，而不是 {id: token}", "用 bytes_to_unicode 拼写每一个字节"],
+    "check_load_gpt2": ["'#version' 这一行不是合并规则", "词表应该把 id 映射到字节",
+                        "要返回 (vocab, merges)"],
+    "check_encode_pretoken": ["找合并次序最小的相邻字节对", "找合并次序最小的相邻字节对",
+                              "取最左边那个", "找合并次序最小的相邻字节对"],
+    "check_my_tokenizer": ["要先把特殊词元切出来", "要用 self.pattern",
+                           "id 序列可能在一个字符的中间结束"],
+}
+ZH_REJECTIONS = in_chinese(WRONG, ZH_HINTS)
+
+
+@pytest.mark.parametrize(
+    ("check", "wrong", "hint", "english"),
+    ZH_REJECTIONS,
+    ids=[f"{check}: {hint}" for check, _, hint, _ in ZH_REJECTIONS],
+)
+def test_06_checks_hint_in_chinese(request, nb06, capsys, check, wrong, hint, english):
+    if isinstance(wrong, str):  # a class that needs the notebook's base class
+        wrong = request.getfixturevalue("wrong_tokenizers")[wrong]
+    assert_rejected_in_chinese(capsys, nb06[check], (wrong,), hint, english)
+

@@ -12,7 +12,13 @@ from typing import Any
 
 import pytest
 import regex
-from notebook_cells import assert_accepted, assert_rejected, load_exercises
+from notebook_cells import (
+    assert_accepted,
+    assert_rejected,
+    assert_rejected_in_chinese,
+    in_chinese,
+    load_exercises,
+)
 
 
 @pytest.fixture(scope="module")
@@ -87,9 +93,7 @@ def always_drops_first_character(pieces):
     return join_bytes(pieces)[1:]
 
 
-@pytest.mark.parametrize(
-    ("wrong", "hint"),
-    [
+DECODE_PIECES_WRONG = [  # check_decode_pieces: (wrong answer, what its hint must say)
         (pieces_as_written, "stands for the byte"),
         (bytes_as_characters, "joined as bytes"),
         (bytes_decoded_one_by_one, "decode them together"),
@@ -99,8 +103,10 @@ def always_drops_first_character(pieces):
         (keeps_meta_symbol, "'▁' stands for a space"),
         (returns_bytes, "return a str"),
         (always_drops_first_character, "the first piece does not start with '▁'"),
-    ],
-)
+]
+
+
+@pytest.mark.parametrize(("wrong", "hint"), DECODE_PIECES_WRONG)
 def test_decode_pieces_check_rejects(nb07, capsys, wrong, hint):
     assert_rejected(capsys, nb07["check_decode_pieces"], (wrong,), hint)
 
@@ -173,9 +179,7 @@ def capitals_apart_from_lowers(word):
     return regex.findall(r"\p{Lu}\p{Ll}+|\p{Lu}+|\p{Ll}+", word)
 
 
-@pytest.mark.parametrize(
-    ("wrong", "hint"),
-    [
+WORD_PIECES_WRONG = [  # check_o200k_word_pieces: (wrong answer, what its hint must say)
         (whole_word, "as cl100k_base's pattern would"),
         (capitals_apart_from_lowers, "lower-case letters after a run of capitals stay with it"),
         (split_before_every_capital, "do not cut between capitals"),
@@ -183,7 +187,36 @@ def capitals_apart_from_lowers(word):
         (ascii_only_cases, "letters outside them have case too"),
         (joined_with_spaces, "return a list of strings"),
         (loses_trailing_capitals, "not to the word"),
-    ],
-)
+]
+
+
+@pytest.mark.parametrize(("wrong", "hint"), WORD_PIECES_WRONG)
 def test_o200k_word_pieces_check_rejects(nb07, capsys, wrong, hint):
     assert_rejected(capsys, nb07["check_o200k_word_pieces"], (wrong,), hint)
+
+
+# The Chinese edition: every wrong answer above gets its hint in Chinese, in the same order ---
+
+WRONG = {"check_decode_pieces": DECODE_PIECES_WRONG, "check_o200k_word_pieces": WORD_PIECES_WRONG}
+ZH_HINTS = {
+    "check_decode_pieces": ["这样的片段代表字节 0xE6", "字节片段要先按字节拼起来",
+                            "先把所有片段的字节收集起来再一起解码", "开头那个空格是虚拟前缀加上的",
+                            "只去掉虚拟前缀加的那一个空格", "每个 '▁' 都是一个空格",
+                            "'▁' 代表一个空格", "要返回 str", "第一个片段不是以 '▁' 开头的"],
+    "check_o200k_word_pieces": ["这是 cl100k_base 的正则模式的做法",
+                                "跟在一串大写字母后面的小写字母要和它连在一起",
+                                "大写字母之间不要切开",
+                                "一串大写字母要和紧跟其后的小写字母连在一起",
+                                "这两组以外的字母也分大小写", "要返回字符串列表", "不是原来的词"],
+}
+ZH_REJECTIONS = in_chinese(WRONG, ZH_HINTS)
+
+
+@pytest.mark.parametrize(
+    ("check", "wrong", "hint", "english"),
+    ZH_REJECTIONS,
+    ids=[f"{check}: {hint}" for check, _, hint, _ in ZH_REJECTIONS],
+)
+def test_07_checks_hint_in_chinese(nb07, capsys, check, wrong, hint, english):
+    assert_rejected_in_chinese(capsys, nb07[check], (wrong,), hint, english)
+

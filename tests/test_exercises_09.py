@@ -11,7 +11,13 @@ from typing import Any
 
 import numpy as np
 import pytest
-from notebook_cells import assert_accepted, assert_rejected, load_exercises
+from notebook_cells import (
+    assert_accepted,
+    assert_rejected,
+    assert_rejected_in_chinese,
+    in_chinese,
+    load_exercises,
+)
 
 
 @pytest.fixture(scope="module")
@@ -69,9 +75,7 @@ def forgets_return(n_vocab, d_model, tied, multiple):
     rounded(n_vocab, multiple) * d_model
 
 
-@pytest.mark.parametrize(
-    ("wrong", "hint"),
-    [
+VOCAB_PARAMETERS_WRONG = [  # check_vocab_parameters: (wrong answer, what its hint must say)
         (always_two_matrices, "a tied model uses one matrix"),
         (always_one_matrix, "an untied model has two matrices"),
         (no_rounding, "round n_vocab up to a multiple of `multiple` first"),
@@ -79,8 +83,10 @@ def forgets_return(n_vocab, d_model, tied, multiple):
         (always_adds_a_multiple, "is already a multiple of 1 stays as it is"),
         (float_division, "return an int"),
         (forgets_return, "gave None"),
-    ],
-)
+]
+
+
+@pytest.mark.parametrize(("wrong", "hint"), VOCAB_PARAMETERS_WRONG)
 def test_vocab_parameters_check_rejects(nb09, capsys, wrong, hint):
     assert_rejected(capsys, nb09["check_vocab_parameters"], (wrong,), hint)
 
@@ -133,9 +139,7 @@ def numpy_types_are_fine(n_vocab):
     return np.uint16 if n_vocab <= 65_536 else np.dtype("uint32")
 
 
-@pytest.mark.parametrize(
-    ("wrong", "hint"),
-    [
+TOKEN_DTYPE_WRONG = [  # check_token_dtype: (wrong answer, what its hint must say)
         (n_vocab_taken_for_the_largest_id, "the ids go from 0 to n_vocab - 1 = 65,535"),
         (signed_types, "ids are never negative"),
         (signed_int32_always, "use unsigned types"),
@@ -144,8 +148,10 @@ def numpy_types_are_fine(n_vocab):
         (uint64_beyond, "raise ValueError saying so"),
         (overflow_error_beyond, "OverflowError: too big: no dtype here holds ids above"),
         (returns_a_python_type, "gave int64"),
-    ],
-)
+]
+
+
+@pytest.mark.parametrize(("wrong", "hint"), TOKEN_DTYPE_WRONG)
 def test_token_dtype_check_rejects(nb09, capsys, wrong, hint):
     assert_rejected(capsys, nb09["check_token_dtype"], (wrong,), hint)
 
@@ -210,9 +216,7 @@ def returns_text(tokenizer, messages):
     return as_one_string(messages)
 
 
-@pytest.mark.parametrize(
-    ("wrong", "hint"),
-    [
+CHAT_PROMPT_WRONG = [  # check_chat_prompt: (wrong answer, what its hint must say)
         (formats_then_encodes, "text the user wrote became special tokens"),
         (formats_then_encodes_ordinary, "the markers must be the ids 50257 and 50258"),
         (refuses_special_text, "refusing the user's text is no fix either"),
@@ -220,7 +224,42 @@ def returns_text(tokenizer, messages):
         (no_newline_after_the_end, "after <|im_end|> too"),
         (roles_swapped_for_names, "part from the template's at position 1"),
         (returns_text, "return a list of ids"),
-    ],
-)
+]
+
+
+@pytest.mark.parametrize(("wrong", "hint"), CHAT_PROMPT_WRONG)
 def test_chat_prompt_check_rejects(nb09, capsys, wrong, hint):
     assert_rejected(capsys, nb09["check_chat_prompt"], (wrong,), hint)
+
+
+# The Chinese edition: every wrong answer above gets its hint in Chinese, in the same order ---
+
+WRONG = {
+    "check_vocab_parameters": VOCAB_PARAMETERS_WRONG,
+    "check_token_dtype": TOKEN_DTYPE_WRONG,
+    "check_chat_prompt": CHAT_PROMPT_WRONG,
+}
+ZH_HINTS = {
+    "check_vocab_parameters": ["绑定的模型里，嵌入层和输出层共用一个矩阵", "不绑定的模型有两个矩阵",
+                               "先把 n_vocab 向上取整到 `multiple` 的倍数", "要向上取整，不是向下",
+                               "已经是 1 的倍数时就保持不变", "要返回 int", "得到的是 None"],
+    "check_token_dtype": ["id 从 0 到 n_vocab - 1 = 65,535", "id 从来不是负数", "要用无符号类型",
+                          "65,536 以下的 id 用 uint16 都装得下", "id 65,536 会溢出回绕",
+                          "要抛出 ValueError 说明这一点",
+                          "OverflowError: too big：这里没有哪个 dtype 装得下", "得到的是 int64"],
+    "check_chat_prompt": ["用户写的文字变成了特殊词元", "轮次的起止符必须是 id 50257 和 50258",
+                          "拒绝用户的文本也不是办法", "轮次的开头之前就结束了",
+                          "<|im_end|> 后面也要有", "你的 id 从第 1 个位置起和模板的不一样",
+                          "要返回 id 列表"],
+}
+ZH_REJECTIONS = in_chinese(WRONG, ZH_HINTS)
+
+
+@pytest.mark.parametrize(
+    ("check", "wrong", "hint", "english"),
+    ZH_REJECTIONS,
+    ids=[f"{check}: {hint}" for check, _, hint, _ in ZH_REJECTIONS],
+)
+def test_09_checks_hint_in_chinese(nb09, capsys, check, wrong, hint, english):
+    assert_rejected_in_chinese(capsys, nb09[check], (wrong,), hint, english)
+

@@ -32,7 +32,8 @@ FRONT = ["tiktoken_methods", "openai", "models", "tiktoken_encoding", "encodings
 #: needs them.
 ORDER = [
     "utf8", "safety.quoting", "base", "naive", "pretokens",
-    "safety.interrupts", "safety.files", "safety.staging", "safety.reading", "safety.patterns",
+    "safety.interrupts", "safety.files", "safety.staging", "safety.reading", "safety.proven",
+    "safety.patterns",
     "speed.workers", "speed.cachefiles", "speed.fastsplit", "speed.cuts", "speed.wordtable",
     "speed.counting", "speed.sharing",
     "train",
@@ -41,7 +42,8 @@ ORDER = [
     "safety.specials", "speed.streaming",
     "tiktoken_methods", "tokenizer", "speed.startcache",
     "formats.folder", "openai",
-    "formats.rankbpe", "formats.hf_json", "formats.sentencepiece", "formats.arrays", "models",
+    "formats.rankbpe", "formats.hf_json", "formats.protobuf", "formats.sentencepiece",
+    "formats.arrays", "models",
     "tiktoken_encoding", "encodings",
     "course.data", "course.viz", "course.checks.harness",
     "course.checks.why_tokenization", "course.checks.bytes_utf8", "course.checks.naive_bpe",

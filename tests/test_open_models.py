@@ -10,6 +10,7 @@ without one, its name's tests skip and say which package to install.
 from __future__ import annotations
 
 import importlib.metadata
+import os
 import subprocess
 import sys
 
@@ -252,12 +253,13 @@ def test_a_missing_package_names_it_and_says_how_to_install(monkeypatch):
 def test_a_changed_or_truncated_file_is_refused(tmp_path, monkeypatch):
     installed("qwen2.5")
     from bpe_course import openai
+    from bpe_course.safety import reading
 
     original = model_file("qwen2.5")
     cut = tmp_path / "qwen.tiktoken"
     cut.write_bytes(original.read_bytes()[:1000])
-    real_find = openai.installed_file
-    monkeypatch.setattr(openai, "installed_file",
+    real_find = reading.installed_file
+    monkeypatch.setattr(reading, "installed_file",
                         lambda package, inside: cut if inside.endswith("qwen.tiktoken") else
                         real_find(package, inside))
     with pytest.raises(ValueError, match=r"qwen.tiktoken: sha256 is .* but bpe_course expects"):
@@ -279,6 +281,32 @@ def test_import_needs_no_optional_package():
     )
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert result.stdout.strip() == "[]", result.stderr
+
+
+#: What a SentencePiece model never uses: split patterns (``regex``), the worker pool, the
+#: byte-level tokenizer and its formats, and ``dataclasses`` (7 ms for two small classes).
+NOT_FOR_SENTENCEPIECE = {"regex", "multiprocessing", "dataclasses", "importlib.metadata",
+                         "bpe_course.tokenizer", "bpe_course.formats.rankbpe",
+                         "bpe_course.tiktoken_encoding", "bpe_course.speed.startcache"}
+
+
+@pytest.mark.parametrize("cache", ["off", "a folder"])
+def test_mistral_v1_starts_without_the_byte_level_machinery(cache, tmp_path):
+    """``get_encoding("mistral_v1")`` in a fresh process loads nothing it does not use (they
+    were 75 of its 100 ms, four times ``sentencepiece``'s whole start), from the file or,
+    the second time, from the start-up cache, and still encodes with special tokens."""
+    installed("mistral_v1")
+    script = (
+        "import sys, bpe_course\n"
+        "ids = bpe_course.get_encoding('mistral_v1').encode('<s>Hello world')\n"
+        f"print(sorted({NOT_FOR_SENTENCEPIECE!r} & set(sys.modules)), ids)\n"
+    )
+    env = dict(os.environ, BPE_COURSE_CACHE="off" if cache == "off" else str(tmp_path))
+    for _ in range(1 if cache == "off" else 2):  # the second start reads the cache file
+        result = subprocess.run([sys.executable, "-c", script], capture_output=True,
+                                text=True, env=env)
+        assert result.stdout.strip() == "[] [1, 22557, 1526]", result.stderr
+    assert cache == "off" or len(list(tmp_path.glob("mistral_v1-*.cache"))) == 1
 
 
 def test_the_table_lists_seven_names_with_files():

@@ -8,6 +8,7 @@ type or with a normalization table are refused, naming the field.
 from __future__ import annotations
 
 import io
+import struct
 
 import pytest
 import sentencepiece as spm
@@ -21,6 +22,7 @@ from bpe_course.formats.sentencepiece import (
     UnsupportedSentencePieceModel,
     read_fields,
     read_model_proto,
+    read_usual_pieces,
 )
 
 CORPUS = (english_prose(60_000) + "\n" + course_text("one_sentence_many_languages.txt")).split("\n")
@@ -124,6 +126,45 @@ def test_wire_format_fields():
     data = bytes([0x08, 0x96, 0x01, 0x12, 0x02, 0x68, 0x69, 0x1D, 1, 0, 0, 0,
                   0x21, 2, 0, 0, 0, 0, 0, 0, 0])
     assert list(read_fields(data)) == [(1, 150), (2, b"hi"), (3, 1), (4, 2)]
+
+
+def message(*fields: tuple[int, int, bytes | int]) -> bytes:
+    """Protocol buffer fields, written by hand: (number, wire type, bytes or a small int)."""
+    out = b""
+    for number, wire, value in fields:
+        out += bytes([number << 3 | wire])
+        if wire == 2:
+            size = len(value)
+            out += bytes([size]) if size < 0x80 else bytes([size & 0x7F | 0x80, size >> 7])
+        out += bytes([value]) if isinstance(value, int) else value
+    return out
+
+
+def piece(text: str, score: float, *kind: int) -> tuple[int, int, bytes]:
+    fields = [(1, 2, text.encode()), (2, 5, struct.pack("<f", score))]
+    return (1, 2, message(*fields, *[(3, 0, k) for k in kind]))
+
+
+def test_the_quick_piece_reader_hands_over_where_the_layout_is_unusual():
+    """Pieces as SentencePiece writes them are read by index; from the first that is not
+    (fields in another order, a text of 128 bytes or more) the field-by-field reader goes on,
+    and the model is the same either way."""
+    usual = [piece("<unk>", 0.0, 2), piece("▁the", -1.5), piece("<0x41>", 0.0, 6)]
+    unusual = [(1, 2, message((3, 0, 3), (1, 2, b"<s>"), (2, 5, struct.pack("<f", 0.0)))),
+               piece("x" * 200, -2.0), piece("▁a", -3.0)]
+    data = message(*usual, *unusual, (2, 2, message((3, 0, 2))))
+    pieces, scores, types, stop = read_usual_pieces(data)
+    assert (pieces, scores, types) == (["<unk>", "▁the", "<0x41>"], [0.0, -1.5, 0.0], [2, 1, 6])
+    assert stop == len(message(*usual))
+    proto = read_model_proto(data)
+    assert proto.pieces == ["<unk>", "▁the", "<0x41>", "<s>", "x" * 200, "▁a"]
+    assert proto.scores == [0.0, -1.5, 0.0, 0.0, -2.0, -3.0]
+    assert proto.types == [2, 1, 6, 3, 1, 1] and proto.model_type == 2
+    with pytest.raises(ValueError, match="x.model: not a SentencePiece model"):
+        read_model_proto(data[:-1], "x.model")  # cut short
+    with pytest.raises(ValueError, match="x.model: not a SentencePiece model"):
+        read_model_proto(message((1, 2, message((1, 2, b"\xff"), (2, 5, b"\0" * 4)))),
+                         "x.model")  # a piece that is not UTF-8
 
 
 @given(data=st.data())

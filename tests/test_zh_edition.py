@@ -6,6 +6,7 @@ then break the pair in each way a busy author would, and check that each is caug
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
 import nbformat
@@ -296,3 +297,38 @@ def test_a_notebook_with_a_letter_after_its_number_is_part_of_the_edition(editio
     split = edition.with_name("00b_more_tokens.ipynb")
     split.write_bytes(edition.read_bytes())
     assert split in zh_edition.english_notebooks()
+
+
+# The exercise checks' hints: every one has its Chinese words ---------------------------------
+
+CHECKS = REPO / "bpe_course" / "course" / "checks"
+
+
+def hints_without_chinese(source: str) -> list[int]:
+    """The lines where ``source`` calls ``not_yet`` without a Chinese hint (``zh=``)."""
+    return sorted(
+        node.lineno
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Call)
+        and (node.func.id if isinstance(node.func, ast.Name) else
+             node.func.attr if isinstance(node.func, ast.Attribute) else None) == "not_yet"
+        and not any(keyword.arg == "zh" for keyword in node.keywords)
+    )
+
+
+def test_a_hint_without_chinese_is_found():
+    source = ('def check(x):\n    if x:\n        return not_yet("wrong", zh="错了")\n'
+              '    return harness.not_yet(f"wrong {x}")\n')
+    assert hints_without_chinese(source) == [4]
+
+
+def test_every_hint_of_the_exercise_checks_has_its_chinese_words():
+    """A hint written only in English shows up in English in the Chinese edition: each
+    ``not_yet(...)`` of every checks module passes ``zh=`` (helpers that name a mistake
+    return an (English, Chinese) pair for ``harness.say``)."""
+    modules = sorted(CHECKS.glob("*.py"))
+    assert len(modules) >= 12, modules  # the harness and one module per notebook
+    missing = [f"{path.relative_to(REPO)}:{line}" for path in modules
+               for line in hints_without_chinese(path.read_text(encoding="utf-8"))]
+    assert missing == [], "not_yet(...) without zh=: " + ", ".join(missing)
+

@@ -6,6 +6,7 @@
 - :mod:`.folder`: a trained tokenizer's folder, saved and loaded as one unit
 - :mod:`.rankbpe`: tiktoken's rule on a rank table, exactly (Llama 3 and 4, Qwen, Tekken)
 - :mod:`.hf_json`: Hugging Face ``tokenizer.json`` files of the byte-level BPE family
+- :mod:`.protobuf`: the protocol buffer wire format, read by hand, field by field
 - :mod:`.sentencepiece`: SentencePiece BPE ``.model`` files, read by hand (Mistral v1)
 - :mod:`.arrays`: a corpus encoded into one ``.npy`` array of ids, as training loops read it
 """

@@ -11,11 +11,11 @@ For OpenAI's tables that is what replaying the merges recovered by
 :func:`~bpe_course.formats.ranks.merges_from_ranks` gives. The open models' tables were not
 all grown by BPE alone: Llama 3 added 28,000 tokens to cl100k_base's, and some of them
 cannot be built from two lower-ranked tokens (``b'.:.:'``, rank 100,421); Qwen 3.6 has
-Chinese words of the same kind. No merge list describes such a token, yet rule 1 returns
-it, and rule 2 may join *any* two parts that spell a token, not only the pair that first
-made it. So :class:`RankTokenizer` keeps the ranks themselves: its table of pairs answers
-"which rank does ``left + right`` have?" by looking the joined bytes up, and every token is
-a whole-pretoken answer.
+Chinese words of the same kind, and some tokens rank below their own parts. So
+:class:`RankTokenizer` keeps the ranks themselves: every token is a whole-pretoken answer,
+and the pairs rule 2 joins are found by encoding each token alone (:func:`merge_pairs`),
+not by replaying merges in rank order. With that table, rule 2 runs on the merger the
+OpenAI encodings use, joining pairs of ids instead of gluing bytes to look them up.
 
 Everything else (pretokens, the piece cache, the merging loops, special tokens, decoding)
 is :class:`~bpe_course.tokenizer.Tokenizer`'s. An optional Unicode normalization (Qwen
@@ -29,84 +29,116 @@ import os
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from operator import eq
 
 from ..base import check_special_tokens
 from ..naive import encode_naive
 from ..safety.files import atomic_write
 from ..safety.specials import AllowedSpecial, DisallowedSpecial, SpecialTokens
 from ..speed import startcache
-from ..speed.merging import NO_MERGE, SHORT_PIECE, PieceMerger
+from ..speed.merging import NO_MERGE, SHORT_PIECE, PieceMerger, merge_long
 from ..speed.piececache import PieceTable
+from ..speed.wordtable import cycle_collector_paused
 from ..tokenizer import Tokenizer
 
 #: The normalizations a rank tokenizer can apply to the text first (``None``: none).
 NORMALIZATIONS = ("NFC", "NFKC")
 
 
-class ConcatenationRanks:
-    """``(left id, right id) -> rank`` of the token spelled ``left + right``, looked up when
-    asked: the pair table of tiktoken's rule 2, without listing every pair in advance.
-
-    ``merged_ids[rank]`` is then the id of that token (see :class:`RankTokenizer`).
-
-    >>> pairs = ConcatenationRanks({0: b"a", 1: b"b", 2: b"ab"}, {b"a": 0, b"b": 1, b"ab": 2})
-    >>> pairs.get((0, 1)), pairs.get((1, 0), -1)
-    (2, -1)
-    """
-
-    def __init__(self, vocab: Mapping[int, bytes], ranks: Mapping[bytes, int]) -> None:
-        self.vocab = vocab
-        self.ranks = ranks
-
-    def get(self, pair: tuple[int, int], default: int | None = None) -> int | None:
-        vocab = self.vocab
-        return self.ranks.get(vocab[pair[0]] + vocab[pair[1]], default)
-
-
 #: Every single byte as a ``bytes`` object, to split a piece into its bytes at C speed.
 _BYTES = [bytes([byte]) for byte in range(256)]
 
 
-class RankMerger:
-    """The ids of one pretoken by tiktoken's rule 2, on the bytes themselves.
+class _OtherRanks:
+    """``(left id, right id) -> rank`` of the token spelled ``left + right``, looked up when
+    asked, except ``excluded``: :func:`merge_long`'s pair table for :func:`merge_pairs`."""
 
-    Each step joins the adjacent pair whose concatenation has the lowest rank (the leftmost
-    of equals) and looks up only the two new pairs beside it; a lookup is one concatenation
-    and one ``dict.get``, both in C, where :class:`ConcatenationRanks` would run a Python
-    method per pair. Pretokens longer than :data:`~bpe_course.speed.merging.SHORT_PIECE`
-    bytes go to ``long_pieces`` (the bucketed loop of :mod:`bpe_course.speed.merging`),
-    whose time grows close to linearly with the length.
+    def __init__(self, token_at: Mapping[int, bytes], ranks: Mapping[bytes, int], excluded: int):
+        self.token_at, self.ranks, self.excluded = token_at, ranks, excluded
 
-    >>> ranks = {bytes([b]): b for b in range(256)} | {b"ab": 256, b"abc": 257, b"bc": 258}
-    >>> RankMerger(ranks, 0, None)("abcbc")
-    (257, 258)
+    def get(self, pair: tuple[int, int], default: int) -> int:
+        rank = self.ranks.get(self.token_at[pair[0]] + self.token_at[pair[1]], default)
+        return default if rank == self.excluded else rank
+
+
+def last_join(
+    token: bytes, ranks: Mapping[bytes, int], token_at: Mapping[int, bytes]
+) -> list[bytes] | None:
+    """The two parts tiktoken's rule 2 joins last when it encodes ``token`` alone, or None
+    when it never builds ``token``. Joining by rank with ``token``'s own rank left out stops
+    at those two: a pair spelling all of ``token`` exists only when two parts are left.
+
+    >>> ranks = {bytes([b]): b for b in range(256)} | {b"bc": 256, b"ab": 257, b"abc": 258}
+    >>> last_join(b"abc", ranks, {rank: token for token, rank in ranks.items()})
+    [b'a', b'bc']
     """
+    rank, get = ranks[token], ranks.get
+    if len(token) > SHORT_PIECE:  # the bucketed loop: time close to linear in the length
+        ids = merge_long([ranks[_BYTES[byte]] for byte in token],
+                         _OtherRanks(token_at, ranks, rank), _SAME)  # type: ignore[arg-type]
+        return [token_at[ids[0]], token_at[ids[1]]] if len(ids) == 2 else None
+    parts = list(map(_BYTES.__getitem__, token))
+    pair_ranks = [get(left + right, NO_MERGE) for left, right in zip(parts, parts[1:])]
+    while len(parts) > 2:
+        best = min(pair_ranks)
+        if best == NO_MERGE:
+            return None
+        i = pair_ranks.index(best)
+        parts[i] += parts[i + 1]
+        del parts[i + 1], pair_ranks[i]
+        if i < len(pair_ranks):
+            pair_ranks[i] = get(parts[i] + parts[i + 1], NO_MERGE)
+        if i:
+            pair_ranks[i - 1] = get(parts[i - 1] + parts[i], NO_MERGE)
+    return parts
 
-    def __init__(self, ranks: Mapping[bytes, int], offset: int, long_pieces) -> None:
-        self.ranks = ranks
-        self.offset = offset
-        self.long_pieces = long_pieces
 
-    def __call__(self, piece: str) -> tuple[int, ...]:
-        data = piece.encode("utf-8")
-        if len(data) > SHORT_PIECE:
-            return self.long_pieces(piece)
-        rank_of = self.ranks.get
-        parts = list(map(_BYTES.__getitem__, data))
-        ranks = [rank_of(left + right, NO_MERGE) for left, right in zip(parts, parts[1:])]
-        while ranks:
-            best = min(ranks)
-            if best == NO_MERGE:
-                break
-            i = ranks.index(best)
-            parts[i] += parts[i + 1]
-            del parts[i + 1], ranks[i]
-            if i < len(ranks):
-                ranks[i] = rank_of(parts[i] + parts[i + 1], NO_MERGE)
-            if i:
-                ranks[i - 1] = rank_of(parts[i - 1] + parts[i], NO_MERGE)
-        offset = self.offset
-        return tuple(rank_of(part) + offset for part in parts)
+class _Same:
+    """``rank -> the id it makes`` when ids are the ranks themselves."""
+
+    def __getitem__(self, rank: int) -> int:
+        return rank
+
+
+_SAME = _Same()
+
+
+def merge_pairs(ranks: Mapping[bytes, int], offset: int = 0) -> dict[tuple[int, int], int]:
+    """``(left id, right id) -> rank`` for each token that tiktoken's rule 2 builds from its
+    own bytes, listed under the two parts its last join joins (ids are ranks + ``offset``).
+
+    That is all rule 2 ever needs, although a token may be spelled by other pairs of tokens
+    too. Whenever two adjacent parts ``left`` and ``right`` spell a token ``t`` in the middle
+    of encoding a pretoken, no join so far crossed the edges of ``t``'s bytes, and inside
+    them the joins came in the order they come when ``t`` is encoded alone (each was the
+    lowest-ranked pair there, the leftmost of equals). So ``t`` alone also passes through
+    ``[left, right]``, which is then its last join. A token that its own bytes never build
+    (Llama 3's ``" việc"``) is no pair at all: only a pretoken spelled like it finds it.
+    The parts of a pair may rank above the token (ranks need not follow the merge order).
+    A token longer than :data:`~bpe_course.speed.merging.SHORT_PIECE` bytes is first
+    checked to be two tokens end to end at all, at the lengths tokens have: a huge
+    unbuildable one costs no join.
+
+    >>> ranks = {bytes([b]): b for b in range(256)} | {b"bc": 256, b"ab": 257, b"abc": 258}
+    >>> merge_pairs(ranks)[(ord("a"), 256)]  # bc first, so abc = a + bc (not ab + c)
+    258
+    """
+    token_at = dict(zip(ranks.values(), ranks))
+    lengths: set[int] = set()
+    pairs: dict[tuple[int, int], int] = {}
+    for token, rank in ranks.items():
+        size = len(token)
+        if size < 2:
+            continue
+        if size > SHORT_PIECE:
+            lengths = lengths or set(map(len, ranks))
+            if not any(token[:cut] in ranks and token[cut:] in ranks
+                       for cut in lengths if cut < size and size - cut in lengths):
+                continue
+        parts = last_join(token, ranks, token_at)
+        if parts is not None:
+            pairs[ranks[parts[0]] + offset, ranks[parts[1]] + offset] = rank
+    return pairs
 
 
 class RankTokenizer(Tokenizer):
@@ -137,10 +169,12 @@ class RankTokenizer(Tokenizer):
         normalization: str | None = None,
         name: str = "bpe_course",
         whole: dict[str, int] | None = None,
+        pairs: dict[tuple[int, int], int] | None = None,
     ) -> None:
-        """``whole``: ``{text: id}`` of every token that decodes as UTF-8, when it is known
-        already (the start-up cache, :func:`cached_rank_tokenizer`, whose ``ranks`` are then
-        kept, not copied); else found here."""
+        """``whole``: ``{text: id}`` of every token that decodes as UTF-8, and ``pairs``:
+        :func:`merge_pairs`, when they are known already (the start-up cache,
+        :func:`cached_rank_tokenizer`, whose ``ranks`` are then kept, not copied); else
+        found here."""
         if normalization not in (None, *NORMALIZATIONS):
             raise ValueError(
                 f"normalization={normalization!r}: expected None or one of {NORMALIZATIONS}"
@@ -179,12 +213,12 @@ class RankTokenizer(Tokenizer):
         if len(self._ids_of) < len(vocab):  # a special token spelled like a ranked one
             self._ids_of.update(zip(ranks, ids))  # the ranked token keeps its bytes
         self._byte_ids = [self._ids_of[bytes([byte])] for byte in range(256)]
-        pairs = ConcatenationRanks(self.vocab, self.ranks)
+        # The tokenizer's own merger, on the pairs rule 2 can meet (see merge_pairs).
+        self._merge_ranks = merge_pairs(ranks, offset) if pairs is None else pairs
         merged_ids = range(offset, offset + max(self.ranks.values(), default=-1) + 1)
-        self._merge_ranks = pairs  # type: ignore[assignment]
         self._merged_ids = merged_ids  # type: ignore[assignment]
-        long_pieces = PieceMerger(self._byte_ids, pairs, merged_ids)
-        self._pieces = PieceTable(whole, RankMerger(self.ranks, offset, long_pieces))
+        merger = PieceMerger(self._byte_ids, self._merge_ranks, merged_ids)
+        self._pieces = PieceTable(whole, merger)
 
     def __repr__(self) -> str:
         return (
@@ -305,35 +339,54 @@ class RankTokenizer(Tokenizer):
 
 def pack_rank_tokenizer(tokenizer: RankTokenizer) -> tuple[dict, dict] | None:
     """What :func:`unpack_rank_tokenizer` needs to build ``tokenizer`` again (None for a
-    subclass): its ranks, its whole tokens by position and its settings."""
+    subclass): its ranks, its whole tokens by position, its pairs and its settings."""
     if type(tokenizer) is not RankTokenizer:
         return None
     position = dict(zip(tokenizer.ranks.values(), range(len(tokenizer.ranks))))
     offset = tokenizer.offset
     meta = {"pattern": tokenizer.pattern, "special_tokens": list(tokenizer.special_tokens.items()),
             "offset": offset, "normalization": tokenizer.normalization, "name": tokenizer.name}
-    whole = tokenizer.built_tables()[2]
+    pairs, _, whole = tokenizer.built_tables()
     sections = {
         **startcache.pack_tokens(list(tokenizer.ranks)),
         "ranks": startcache.ids_array(list(tokenizer.ranks.values())),
         "whole": startcache.ids_array([position[i - offset] for i in whole.values()]),
+        "lefts": startcache.ids_array([left - offset for left, _ in pairs]),
+        "rights": startcache.ids_array([right - offset for _, right in pairs]),
+        "pair_ranks": startcache.ids_array(list(pairs.values())),
     }
     return meta, sections
 
 
+@cycle_collector_paused
 def unpack_rank_tokenizer(meta: dict, sections: dict) -> RankTokenizer:
     """The :class:`RankTokenizer` that :func:`pack_rank_tokenizer` stored, its tables made
-    by C loops (no Python step per token, no base64 to decode)."""
+    by C loops (no Python step per token, no base64 to decode), with the cycle collector
+    paused: the 127,000 tuples of Llama 3's pairs set it off for nothing (no cycle here)."""
     tokens = startcache.unpack_tokens(sections)
-    ranks = dict(zip(tokens, sections["ranks"].tolist()))
+    numbers = sections["ranks"].tolist()
+    ranks = dict(zip(tokens, numbers))
     if len(ranks) != len(tokens):
         raise ValueError("a token stored twice")
     offset = meta["offset"]
     chosen = list(map(tokens.__getitem__, sections["whole"]))
     ids = map(ranks.__getitem__, chosen)
     whole = dict(zip(map(bytes.decode, chosen), map(offset.__add__, ids) if offset else ids))
+    columns = [sections[name] for name in ("lefts", "rights", "pair_ranks")]
+    if all(map(eq, numbers, range(len(numbers)))):  # ranks 0, 1, 2, ...
+        # One int object per number (the ranks' own): new ones for each pair took 10 MB
+        # more (Llama 3); ids after an offset (Tekken's) are made once each.
+        id_at = list(range(offset, offset + len(numbers))) if offset else numbers
+        lefts, rights = (map(id_at.__getitem__, column) for column in columns[:2])
+        made = map(numbers.__getitem__, columns[2])
+    else:
+        lefts, rights, made = (column.tolist() for column in columns)
+        if offset:
+            lefts, rights = map(offset.__add__, lefts), map(offset.__add__, rights)
+    pairs = dict(zip(zip(lefts, rights), made))
     return RankTokenizer(ranks, meta["pattern"], dict(meta["special_tokens"]), offset=offset,
-                         normalization=meta["normalization"], name=meta["name"], whole=whole)
+                         normalization=meta["normalization"], name=meta["name"], whole=whole,
+                         pairs=pairs)
 
 
 def cached_rank_tokenizer(

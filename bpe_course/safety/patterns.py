@@ -37,12 +37,13 @@ import sys
 
 import regex
 
-from ..pretokens import NAMED_PATTERNS, compile_pattern
+from ..pretokens import compile_pattern
+from .proven import PROVEN_PATTERNS, is_proven, vouch_for
 from .quoting import quote
 
-#: The package's own patterns: no capture groups, pieces that cover any text, linear time.
-#: The open models' patterns the package ships join them (:func:`vouch_for`).
-PROVEN_PATTERNS: set[str] = set(NAMED_PATTERNS.values())
+#: Kept in :mod:`.proven` (loading no ``regex``); their names stay importable from here.
+__all__ = ["PATTERN_SECONDS", "PATTERN_SECONDS_PER_CHAR", "PROVEN_PATTERNS", "PatternError",
+           "check_split_pattern", "is_proven", "split_bounded", "time_limited", "vouch_for"]
 
 #: CPU seconds any split may take, plus :data:`PATTERN_SECONDS_PER_CHAR` per character;
 #: ``None``: no limit (read when a tokenizer is made, or a trainer starts).
@@ -53,23 +54,6 @@ PATTERN_SECONDS_PER_CHAR = 1e-5
 
 class PatternError(ValueError):
     """A split pattern that would lose text, or that took too long; the message says which."""
-
-
-def is_proven(pattern: str) -> bool:
-    """Is ``pattern`` one of the package's own, which need no guard?
-
-    >>> is_proven(NAMED_PATTERNS["gpt4"]), is_proven(r"\\w+|\\W")
-    (True, False)
-    """
-    return pattern in PROVEN_PATTERNS
-
-
-def vouch_for(pattern: str) -> str:
-    """Count ``pattern``, one the package ships, among its own, and return it. Unguarded, it
-    keeps the fast path: guarded, Llama 3's pattern encoded prose in 2.5 times the time.
-    The tests check that each covers any text and keeps the fast path, as the named ones."""
-    PROVEN_PATTERNS.add(pattern)
-    return pattern
 
 
 def check_split_pattern(pattern: str | regex.Pattern[str]) -> regex.Pattern[str]:

@@ -30,8 +30,6 @@ from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
-from ..safety.files import atomic_write
-
 #: The environment variable that names the cache folder (``off``: no cache).
 CACHE_ENV = "BPE_COURSE_CACHE"
 
@@ -155,6 +153,8 @@ def write_sections(label: str, key: str, meta: dict[str, Any], sections: dict[st
     header = json.dumps({"key": key, "sha256": digest.hexdigest(), "meta": meta,
                          "sections": [[name, kind, len(chunk)] for name, kind, chunk in parts]})
     encoded = header.encode("utf-8")
+    from ..safety.files import atomic_write  # tempfile, shutil, ctypes: 7 ms a reader skips
+
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with atomic_write(path, "wb") as file:

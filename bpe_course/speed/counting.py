@@ -38,7 +38,7 @@ from ..base import PathLike, check_special_tokens, merges_to_learn
 from ..pretokens import GPT2_PATTERN, split_on_special_tokens
 from ..safety.patterns import PatternError
 from ..utf8 import check_errors, decode_text
-from .cuts import SAFE_CUTS, rule_cuts, safe_cut_regex, spans_between_safe_cuts
+from .cuts import cut_rules_of, rule_cuts, safe_cut_regex, spans_between_safe_cuts
 from .fastsplit import Splitter
 from .wordtable import bound_pretokens, check_max_pretoken_bytes
 from .workers import (
@@ -183,9 +183,9 @@ def find_chunk_boundaries(
     ``chunk_bytes`` where pretokenization would cut anyway.
 
     After each ``chunk_bytes``, the chunk ends at the next special token if one starts
-    within another quarter of ``chunk_bytes``, else at the first place a rule of :data:`SAFE_CUTS`
-    allows. A chunk is longer only where there is no safe cut at all (with a pattern that
-    has no rules and no special tokens, the whole file is one chunk).
+    within another quarter of ``chunk_bytes``, else at the first place a rule allows
+    (:func:`~.cuts.cut_rules_of`). A chunk is longer only where there is no safe cut at all
+    (with a pattern that has no rules and no special tokens, the whole file is one chunk).
     """
     size = os.path.getsize(path)
     tokens = [token.encode("utf-8") for token in special_tokens]
@@ -222,7 +222,7 @@ def warn_about_long_chunks(
     if not long:
         return
     path, start, end = max(long, key=lambda chunk: chunk[2] - chunk[1])
-    if pattern not in SAFE_CUTS:
+    if not cut_rules_of(pattern):
         why = "the pattern is not one of GPT-2's, GPT-4's or o200k's, so only special "
         why += "tokens are safe cuts" + ("" if special_tokens else ", and none were given")
     else:

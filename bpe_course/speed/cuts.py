@@ -22,6 +22,7 @@ from typing import NamedTuple
 import regex
 
 from ..pretokens import GPT2_PATTERN, GPT4_PATTERN, O200K_PATTERN
+from ..safety import proven
 from .fastsplit import Splitter
 
 # Why a cut is safe. Let T be the text between two special tokens, c a position in it,
@@ -155,13 +156,58 @@ GPT2_CUTS = (LETTER_CUT, NUMBER_CUT, GPT2_SYMBOL_CUT, GPT2_APOSTROPHE_CUT)
 GPT4_CUTS = (LETTER_CUT, NUMBER_CUT, SYMBOL_CUT, GPT4_LINE_BREAK_CUT)
 O200K_CUTS = (O200K_LETTER_CUT, NUMBER_CUT, SYMBOL_CUT, O200K_LINE_BREAK_CUT)
 
-#: The proven cut rules of each named pattern. A pattern not listed has none: only special
-#: tokens are safe places to cut it.
+# Open models' patterns (bpe_course.models names their rules: vouch_for(..., cuts=...)).
+#
+# Llama 3: (?i:'s|'t|'re|'ve|'m|'ll|'d) |[^\r\n\p{L}\p{N}]?\p{L}+ |\p{N}{1,3}
+#   | ?[^\s\p{L}\p{N}]+[\r\n]* |\s*[\r\n]+ |\s+(?!\S) |\s+
+#   GPT-4's alternatives without possessive quantifiers (none of them could give anything
+#   back that a later part takes: a letter run ends at a non-letter, the optional leading
+#   character is no letter, symbols exclude \r \n), and \s*[\r\n]+ |\s+(?!\S) |\s+ for
+#   GPT-4's \s++$ |\s*[\r\n] |\s+(?!\S) |\s. (A) A piece holds GPT-4's pairs of neighbours:
+#   the whitespace alternatives hold only whitespace. (B) Only \s+(?!\S) looks past its
+#   match, so the rules with a visible x carry over. For GPT4_LINE_BREAK_CUT, the run R of
+#   whitespace that ends at c with x: a P before R may take R's leading line breaks, in T
+#   and T[:c] alike; what is left of R starts a piece, and \s*[\r\n]+ takes all of it in
+#   both (its \s* stops at c, before y or the end, and gives back x); the alternatives
+#   before it fail inside R as in GPT-4's proof. So GPT4_CUTS hold.
+# Qwen 1 to 3: Llama 3's with \p{N} for \p{N}{1,3}. A digit is a piece of its own, so an N
+#   is followed inside a piece by nothing: NUMBER_CUT's (A) holds, the rest is Llama 3's.
+# Qwen 3.5 and 3.6: Qwen's with [\p{L}\p{M}]+ for \p{L}+ and M left out of the symbols.
+#   (A) an L is followed inside a piece only by an L or an M: O200K_LETTER_CUT. An M, a P
+#   to SYMBOL_CUT, is followed inside a piece only by an L or an M (in a word, or as the
+#   leading character of one), never by an N or whitespace. A line break is never the
+#   leading character of a word, so GPT4_LINE_BREAK_CUT's (A) stands, and its (B) is Llama
+#   3's. The test file runs every rule on each pattern with generated text.
+
+#: Qwen 3.5 and 3.6's rules: marks stay with letters.
+QWEN3_6_CUTS = (O200K_LETTER_CUT, NUMBER_CUT, SYMBOL_CUT, GPT4_LINE_BREAK_CUT)
+
+#: The proven cut rules of each named pattern. A pattern not listed has none (unless
+#: :func:`cut_rules_of` finds it among the open models'): only special tokens are safe
+#: places to cut it.
 SAFE_CUTS: dict[str, tuple[CutRule, ...]] = {
     GPT2_PATTERN: GPT2_CUTS,
     GPT4_PATTERN: GPT4_CUTS,
     O200K_PATTERN: O200K_CUTS,
 }
+
+#: The rule sets by the names :func:`bpe_course.safety.proven.vouch_for` gives them.
+RULE_SETS: dict[str, tuple[CutRule, ...]] = {
+    "gpt2": GPT2_CUTS, "gpt4": GPT4_CUTS, "o200k": O200K_CUTS, "qwen3.6": QWEN3_6_CUTS,
+}
+
+
+def cut_rules_of(pattern: str) -> tuple[CutRule, ...]:
+    """The rules proven for ``pattern``: a named pattern's, or those an open model's pattern
+    was vouched for with (:data:`bpe_course.safety.proven.CUT_RULES`); none for any other.
+
+    >>> cut_rules_of(GPT4_PATTERN) == GPT4_CUTS, cut_rules_of(r"\\S+|\\s+")
+    (True, ())
+    """
+    rules = SAFE_CUTS.get(pattern)
+    if rules is None:
+        rules = RULE_SETS.get(proven.CUT_RULES.get(pattern, ""), ())
+    return rules
 
 
 #: ``encode`` pretokenizes a longer text about this many characters at a time (cut where the
@@ -186,10 +232,14 @@ def cut_rules_regex(rules: Sequence[CutRule]) -> regex.Pattern[str] | None:
     return regex.compile("|".join(f"(?<={rule.before})(?={rule.after})" for rule in rules))
 
 
-@lru_cache(maxsize=16)
 def safe_cut_regex(pattern: str) -> regex.Pattern[str] | None:
     """The cut finder for ``pattern``, or ``None`` when nothing is proven about it."""
-    return cut_rules_regex(SAFE_CUTS.get(pattern, ()))
+    return _rules_regex(cut_rules_of(pattern))
+
+
+@lru_cache(maxsize=16)
+def _rules_regex(rules: tuple[CutRule, ...]) -> regex.Pattern[str] | None:
+    return cut_rules_regex(rules)
 
 
 #: A run of characters of one class: letters, numbers, whitespace, or anything else. Every

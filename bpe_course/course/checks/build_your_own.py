@@ -4,7 +4,8 @@ and the class that puts them together.
 
 The expected answers come from the package (:func:`bpe_course.naive.encode_naive`,
 :func:`bpe_course.pretokens.split_on_special_tokens`, :mod:`bpe_course.formats.gpt2`,
-:class:`bpe_course.Tokenizer`), never from the notebook's solutions.
+:class:`bpe_course.Tokenizer`), never from the notebook's solutions. Every hint is written in
+English and in Chinese (``zh=``), for the Chinese edition.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from ...pretokens import GPT2_PATTERN, pretokenize, split_on_special_tokens
 from ..data import course_text
 from .encoding_in_practice import check_encode_stream as check_encode_stream
 from .encoding_in_practice import checker_tokenizers
-from .harness import correct, not_yet
+from .harness import Hint, correct, not_yet, say
 
 
 def pretoken_cases() -> list[tuple[bytes, dict]]:
@@ -53,22 +54,29 @@ def check_encode_pretoken(candidate: Callable[..., Any]) -> bool:
         except NotImplementedError:
             raise
         except Exception as error:
-            return not_yet(f"encode_pretoken({data!r}, ...) raised {error!r}")
+            return not_yet(f"encode_pretoken({data!r}, ...) raised {error!r}",
+                           zh=f"encode_pretoken({data!r}, ...) 抛出了 {error!r}")
         if got == expected:
             continue
         merges = sorted((r, pair) for pair, r in ranks.items() if pair[0] + pair[1] in data)[:6]
         hint = (f"encode_pretoken({data!r}) gave {got!r}, expected {expected!r} (merges by "
                 f"rank: {merges})")
+        zh = (f"encode_pretoken({data!r}) 得到的是 {got!r}，应该是 {expected!r}（按合并次序"
+              f"排列的合并规则：{merges}）")
         if isinstance(got, list) and got and not isinstance(got[0], bytes):
             hint += "; return the tokens as bytes"
+            zh += "；词元要以 bytes 返回"
         elif isinstance(got, list) and b"".join(got) != data:
             hint += "; the tokens must join back to the pretoken's bytes"
+            zh += "；这些词元拼起来必须还原出预分词片段的字节"
         else:
             hint += (
                 "; at every step join the adjacent pair with the lowest rank anywhere in the "
                 "pretoken (the leftmost if it occurs twice), then look again"
             )
-        return not_yet(hint)
+            zh += ("；每一步都要在整个预分词片段里找合并次序最小的相邻字节对（出现不止一次时取"
+                   "最左边那个）把它合并，然后再重新找")
+        return not_yet(hint, zh=zh)
     return correct()
 
 
@@ -114,37 +122,45 @@ def check_split_on_specials(candidate: Callable[..., Any]) -> bool:
         except NotImplementedError:
             raise
         except Exception as error:
-            return not_yet(f"split_on_specials({text!r}, {specials}) raised {error!r}")
+            return not_yet(f"split_on_specials({text!r}, {specials}) raised {error!r}",
+                           zh=f"split_on_specials({text!r}, {specials}) 抛出了 {error!r}")
         if got == expected:
             continue
         hint = f"split_on_specials({text!r}, {specials}) gave {got!r}, expected {expected!r}"
-        if isinstance(got, list) and "".join(got) != text:
-            hint += "; joined, the parts must give back the text (keep the special tokens as items)"
-        elif isinstance(got, list) and any(len(g) == 1 and g in "<>|" for g in got[1::2]):
-            hint += "; escape the tokens (regex.escape) before building a pattern: | means 'or'"
-        elif isinstance(got, list) and got == expected[:-1] and expected[-1] == "":
-            hint += (
-                "; the text ends with a special token, so the ordinary text after it is '', "
-                "and it must still be an item: the list starts and ends with ordinary text "
-                "(add the rest of the text after the last special token even when it is empty)"
-            )
-        elif isinstance(got, list) and got == [*expected, ""]:
-            hint += (
-                "; there is one '' too many at the end: the list ends with the ordinary text "
-                "after the last special token, once"
-            )
-        elif isinstance(got, list) and [g for g in got if g] == [e for e in expected if e]:
-            hint += (
-                "; keep the empty strings between special tokens and at the ends, so that "
-                "special tokens are always at odd positions"
-            )
-        elif any(s in text for s in specials if any(s != t and s in t for t in specials)):
-            hint += "; try longer special tokens first: one may contain another"
-        else:
-            hint += ("; ordinary text at even positions (empty strings included), special "
-                     "tokens at odd ones")
-        return not_yet(hint)
+        zh = f"split_on_specials({text!r}, {specials}) 得到的是 {got!r}，应该是 {expected!r}"
+        why = split_problem(text, specials, got, expected)
+        return not_yet(f"{hint}; {why[0]}", zh=f"{zh}；{why[1]}")
     return correct()
+
+
+def split_problem(text: str, specials: list[str], got: Any, expected: list[str]) -> Hint:
+    """What is wrong with ``got``, the parts of ``text`` that ``expected`` lists."""
+    if isinstance(got, list) and "".join(got) != text:
+        return ("joined, the parts must give back the text (keep the special tokens as items)",
+                "这些部分拼起来必须还原出原文（特殊词元本身也要作为列表里的一项保留）")
+    if isinstance(got, list) and any(len(g) == 1 and g in "<>|" for g in got[1::2]):
+        return ("escape the tokens (regex.escape) before building a pattern: | means 'or'",
+                "拼正则模式之前先把特殊词元转义（regex.escape）：| 在正则里表示“或”")
+    if isinstance(got, list) and got == expected[:-1] and expected[-1] == "":
+        return ("the text ends with a special token, so the ordinary text after it is '', and "
+                "it must still be an item: the list starts and ends with ordinary text (add the "
+                "rest of the text after the last special token even when it is empty)",
+                "文本以特殊词元结尾，所以它后面的普通文本是 ''，这一项也必须保留：列表总是以"
+                "普通文本开头、以普通文本结尾（最后一个特殊词元之后剩下的文本，即使为空也要加上）")
+    if isinstance(got, list) and got == [*expected, ""]:
+        return ("there is one '' too many at the end: the list ends with the ordinary text "
+                "after the last special token, once",
+                "末尾多了一个 ''：列表以最后一个特殊词元之后的普通文本结尾，只出现一次")
+    if isinstance(got, list) and [g for g in got if g] == [e for e in expected if e]:
+        return ("keep the empty strings between special tokens and at the ends, so that "
+                "special tokens are always at odd positions",
+                "特殊词元之间和两端的空字符串都要保留，这样特殊词元才总是在奇数位置上")
+    if any(s in text for s in specials if any(s != t and s in t for t in specials)):
+        return ("try longer special tokens first: one may contain another",
+                "先试更长的特殊词元：一个特殊词元可能包含另一个")
+    return ("ordinary text at even positions (empty strings included), special tokens at odd "
+            "ones",
+            "普通文本放在偶数位置（空字符串也算），特殊词元放在奇数位置")
 
 
 def file_cases() -> list[tuple[dict, list]]:
@@ -161,17 +177,23 @@ def file_cases() -> list[tuple[dict, list]]:
     return cases + [(trained.vocab, trained.merges)]
 
 
-def file_hint(error: Exception, side: str) -> str:
-    """What a failure to read or write GPT-2's files says about the answer."""
+def file_hint(error: Exception, side: str) -> Hint:
+    """What a failure to read or write GPT-2's files says about the answer (``side`` is
+    "write" or "read")."""
     if "not an id" in str(error):
-        return "vocab.json maps each spelled token to its id, {token: id}, not {id: token}"
+        return ("vocab.json maps each spelled token to its id, {token: id}, not {id: token}",
+                "vocab.json 把每个拼写好的词元映射到它的 id，是 {token: id}，而不是 {id: token}")
     if "byte-to-unicode" in str(error):
-        return "spell every byte with bytes_to_unicode (a space is 'Ġ'), as encoder.json does"
+        return ("spell every byte with bytes_to_unicode (a space is 'Ġ'), as encoder.json does",
+                "要像 encoder.json 那样，用 bytes_to_unicode 拼写每一个字节（空格写作 'Ġ'）")
     if isinstance(error, UnicodeDecodeError):
-        return f"{side} the files as UTF-8 text (encoding='utf-8')"
+        return (f"{side} the files as UTF-8 text (encoding='utf-8')",
+                f"{'写' if side == 'write' else '读'}文件时要当作 UTF-8 文本"
+                "（encoding='utf-8'）")
     if isinstance(error, json.JSONDecodeError):
-        return "vocab.json must be one JSON object (json.dump the dict {spelled token: id})"
-    return f"{error!r}"
+        return ("vocab.json must be one JSON object (json.dump the dict {spelled token: id})",
+                "vocab.json 必须是一个 JSON 对象（用 json.dump 写出 {拼写好的词元: id} 这个 dict）")
+    return f"{error!r}", f"{error!r}"
 
 
 def check_save_gpt2(candidate: Callable[..., Any]) -> bool:
@@ -186,22 +208,26 @@ def check_save_gpt2(candidate: Callable[..., Any]) -> bool:
             except NotImplementedError:
                 raise
             except Exception as error:
-                return not_yet("reading what save_gpt2 wrote failed: " + file_hint(error, "write"))
+                why = file_hint(error, "write")
+                return not_yet("reading what save_gpt2 wrote failed: " + why[0],
+                               zh="读取 save_gpt2 写出的文件失败了：" + why[1])
         if first_line != "#version: 0.2":
             return not_yet(
-                f"merges.txt starts with {first_line!r}; GPT-2's files start with '#version: 0.2'"
-            )
+                f"merges.txt starts with {first_line!r}; GPT-2's files start with '#version: 0.2'",
+                zh=f"merges.txt 的第一行是 {first_line!r}；GPT-2 的文件以 '#version: 0.2' 开头")
         if vocab_back != vocab:
             wrong = next(i for i in sorted(vocab) if vocab_back.get(i) != vocab[i])
             return not_yet(
                 f"vocab.json gives id {wrong} the bytes {vocab_back.get(wrong)!r}, not "
-                f"{vocab[wrong]!r}; write {{spelled token: id}}, spelling every byte"
-            )
+                f"{vocab[wrong]!r}; write {{spelled token: id}}, spelling every byte",
+                zh=f"vocab.json 里 id {wrong} 对应的字节是 {vocab_back.get(wrong)!r}，而不是 "
+                   f"{vocab[wrong]!r}；要写成 {{拼写好的词元: id}}，每个字节都要拼写")
         if merges_back != merges:
             return not_yet(
                 f"merges.txt reads back as {merges_back[:3]}..., not {merges[:3]}...; "
-                "one merge per line, both tokens spelled, one space between"
-            )
+                "one merge per line, both tokens spelled, one space between",
+                zh=f"merges.txt 读回来是 {merges_back[:3]}...，而不是 {merges[:3]}...；每行一条"
+                   "合并规则，两个词元都要拼写，中间隔一个空格")
     return correct()
 
 
@@ -222,21 +248,25 @@ def check_load_gpt2(candidate: Callable[..., Any]) -> bool:
             except NotImplementedError:
                 raise
             except Exception as error:
-                return not_yet(f"load_gpt2 on {paths[0].name} raised: " + file_hint(error, "read"))
+                why = file_hint(error, "read")
+                return not_yet(f"load_gpt2 on {paths[0].name} raised: " + why[0],
+                               zh=f"load_gpt2 读 {paths[0].name} 时抛出了异常：" + why[1])
         name = paths[0].name
         if not (isinstance(got, tuple) and len(got) == 2):
-            return not_yet(f"load_gpt2 returned {type(got).__name__}; return (vocab, merges)")
+            kind = type(got).__name__
+            return not_yet(f"load_gpt2 returned {kind}; return (vocab, merges)",
+                           zh=f"load_gpt2 返回了 {kind}；要返回 (vocab, merges)")
         if got[0] != expected[0]:
-            return not_yet(
-                f"{name}: the vocab should map ids to bytes, like "
-                f"{dict(list(expected[0].items())[:2])}"
-            )
+            first_two = dict(list(expected[0].items())[:2])
+            return not_yet(f"{name}: the vocab should map ids to bytes, like {first_two}",
+                           zh=f"{name}：词表应该把 id 映射到字节，例如 {first_two}")
         if got[1] != expected[1]:
             skipped = got[1][1:] == expected[1]
             return not_yet(
                 f"{paths[1].name}: merges start {got[1][:2]}, expected {expected[1][:2]}"
-                + ("; the '#version' line is not a merge" if skipped else "")
-            )
+                + ("; the '#version' line is not a merge" if skipped else ""),
+                zh=f"{paths[1].name}：合并规则开头是 {got[1][:2]}，应该是 {expected[1][:2]}"
+                   + ("；'#version' 这一行不是合并规则" if skipped else ""))
     return correct()
 
 
@@ -263,23 +293,25 @@ def id_lists(tokenizer: Any) -> list[list[int]]:
     return [[]] + [rng.choices(sorted(tokenizer.vocab), k=rng.randint(1, 6)) for _ in range(60)]
 
 
-def encode_hint(mine: Any, reference: Any, text: str) -> str:
+def encode_hint(mine: Any, reference: Any, text: str) -> Hint:
     """Why `mine` encodes `text` differently from the package: special tokens, pattern, or
     pieces.
     """
-    hint = (f"encode({text[:60]!r}) gave {mine.encode(text)[:12]}, expected "
-            f"{reference.encode(text)[:12]}")
+    got, expected = mine.encode(text)[:12], reference.encode(text)[:12]
+    hint = f"encode({text[:60]!r}) gave {got}, expected {expected}"
+    zh = f"encode({text[:60]!r}) 得到的是 {got}，应该是 {expected}"
     plain = [t for t in class_texts() if not any(s in t for s in reference.special_tokens)]
     if all(mine.encode(t) == reference.encode(t) for t in plain):
-        return (
-            hint
-            + "; cut out the special tokens first (pieces.split_on_specials) and give each its id"
-        )
+        return (hint + "; cut out the special tokens first (pieces.split_on_specials) and give "
+                "each its id",
+                zh + "；要先把特殊词元切出来（pieces.split_on_specials），再给每个特殊词元"
+                "它自己的 id")
     if reference.pattern != GPT2_PATTERN:
-        return hint + "; this tokenizer pretokenizes with GPT-4's pattern: use self.pattern"
-    return (
-        hint + "; encode each pretoken's UTF-8 bytes with pieces.encode_pretoken, then self.id_of"
-    )
+        return (hint + "; this tokenizer pretokenizes with GPT-4's pattern: use self.pattern",
+                zh + "；这个分词器用 GPT-4 的正则模式做预分词：要用 self.pattern")
+    return (hint + "; encode each pretoken's UTF-8 bytes with pieces.encode_pretoken, then "
+            "self.id_of",
+            zh + "；每个预分词片段的 UTF-8 字节要用 pieces.encode_pretoken 编码，再查 self.id_of")
 
 
 def check_my_tokenizer(candidate: Callable[..., Any]) -> bool:
@@ -290,19 +322,19 @@ def check_my_tokenizer(candidate: Callable[..., Any]) -> bool:
             mine = candidate(reference.vocab, reference.merges, specials, reference.pattern)
             for text in class_texts():
                 if mine.encode(text) != reference.encode(text):
-                    return not_yet(encode_hint(mine, reference, text))
+                    return say(encode_hint(mine, reference, text))
             for ids in id_lists(reference):
-                if mine.decode(ids) != reference.decode(ids):
-                    return not_yet(
-                        f"decode({ids}) gave {mine.decode(ids)!r}, expected "
-                        f"{reference.decode(ids)!r}"
-                    )
+                got, expected = mine.decode(ids), reference.decode(ids)
+                if got != expected:
+                    return not_yet(f"decode({ids}) gave {got!r}, expected {expected!r}",
+                                   zh=f"decode({ids}) 得到的是 {got!r}，应该是 {expected!r}")
         except NotImplementedError:
             raise
         except UnicodeDecodeError as error:
             return not_yet(
-                f"decode raised {error!r}: ids can end inside a character; use errors='replace'"
-            )
+                f"decode raised {error!r}: ids can end inside a character; use errors='replace'",
+                zh=f"decode 抛出了 {error!r}：id 序列可能在一个字符的中间结束；要用 "
+                   "errors='replace'")
         except Exception as error:
-            return not_yet(f"raised {error!r}")
+            return not_yet(f"raised {error!r}", zh=f"抛出了 {error!r}")
     return correct()

@@ -166,6 +166,21 @@ def not_yet(hint: str, *, zh: str | None = None) -> bool:
     return False
 
 
+#: A hint in both editions, ``(English, Chinese)``: what a checker's helper returns when it
+#: names a mistake, so that the English and the Chinese words are written side by side.
+Hint = tuple[str, str]
+
+
+def say(hint: Hint) -> bool:
+    """:func:`not_yet` for a hint given as an ``(English, Chinese)`` pair.
+
+    >>> say(("tokens are bytes", "词元是字节"))
+    Not yet: tokens are bytes
+    False
+    """
+    return not_yet(hint[0], zh=hint[1])
+
+
 def attempt(function: Callable[..., Any], *args: Any) -> tuple[Any, str | None]:
     """Call the learner's function: ``(result, None)``, or ``(None, "TypeError: ...")``.
 
@@ -210,7 +225,7 @@ def check_exercise(mine: Any, solution: Any, checker: Callable[..., bool]) -> An
         except Exception as error:  # the checker tripped over the answer: still a hint
             why = f"{type(error).__name__}: {error}"
             hint = message("raised", why=why) + (message("no_return") if "NoneType" in why else "")
-            passed = not_yet(hint)
+            passed = not_yet(hint, zh=hint)  # already in the chosen language
     except NotImplementedError:
         name = getattr(mine_args[0], "__name__", None)
         what = message("named", name=name) if name else message("unnamed")

