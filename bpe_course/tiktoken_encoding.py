@@ -133,7 +133,10 @@ class Encoding(Tokenizer):
         splits, trusted) hold them already."""
         if not isinstance(pat_str, str):
             raise TypeError(f"pat_str must be a str, got {type(pat_str).__name__}")
-        vocab = rank_vocab(mergeable_ranks)
+        if tables is None:
+            vocab = rank_vocab(mergeable_ranks)
+        else:  # ranks that came with their tables were checked when the tables were made
+            vocab = dict(zip(mergeable_ranks.values(), mergeable_ranks))
         first_names = check_special_ids(special_tokens, mergeable_ranks, vocab)
         max_token_value = max(max(vocab), max(special_tokens.values(), default=0))
         if explicit_n_vocab:
