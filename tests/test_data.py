@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import functools
+import os
 import re
+from pathlib import Path
 
 import pytest
 
@@ -18,18 +19,6 @@ from bpe_course.course.data import (
     python_source,
     write_python_source,
 )
-
-
-@pytest.fixture(autouse=True)
-def list_the_standard_library_once(monkeypatch):
-    """Listing the standard library takes most of a second; the tests need it only once."""
-    files = _stdlib_files()
-    monkeypatch.setattr(data, "python_source_files", lambda: files)
-
-
-@functools.lru_cache(maxsize=1)
-def _stdlib_files():
-    return data.python_source_files()
 
 
 def test_english_prose_is_substantial_english():
@@ -67,10 +56,32 @@ def test_python_source_is_a_prefix_of_a_longer_one():
 
 
 def test_python_source_files_are_the_standard_library():
-    files = _stdlib_files()
+    files = data.python_source_files()
     assert len(files) > 500
     assert any(path.name == "os.py" for path in files)
     assert not any("site-packages" in path.parts for path in files)
+
+
+def test_listing_the_standard_library_skips_site_packages_and_is_done_once(monkeypatch):
+    """The installed packages (often several times the standard library's files) used to be
+    walked and then thrown away, on every call: most of a second each, in every test and
+    notebook that takes some Python source."""
+    data._stdlib_python_files.cache_clear()
+    scanned: list[Path] = []
+    real_scandir = os.scandir
+
+    def spy(path="."):
+        scanned.append(Path(path))
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", spy)
+    first = data.python_source_files()
+    assert scanned and not any("site-packages" in path.parts for path in scanned)
+    walked = len(scanned)
+    first.clear()  # a caller changing its list changes no later answer
+    second = data.python_source_files()
+    assert len(second) > 500 and sorted(second) == second
+    assert len(scanned) == walked
 
 
 def test_python_source_refuses_negative_sizes():

@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 from strategies import ENDOFTEXT, assigned_char, raw_text, tiktoken_text
 from test_openai import HAND_PICKED
@@ -278,13 +278,25 @@ def test_hand_picked_texts_match_tiktoken(name, reference):
 
 
 @given(text=encoding_text, name=st.sampled_from(NAMES))
+@example(text="<|reserved_200018|>", name="o200k_harmony")  # <|endofprompt|>'s id too
 def test_generated_texts_match_tiktoken(reference, text, name):
     ours, theirs = get_encoding(name), reference(name)
     compare_encode(ours, theirs, text)
     ids = theirs.encode(text, allowed_special="all")
     assert ours.encode(text, allowed_special="all") == ids
-    assert ours.decode(ids) == text
+    assert ours.decode(ids) == spelled_as_decoded(theirs, text)
     compare_decode(ours, theirs, ids)
+
+
+def spelled_as_decoded(reference, text: str) -> str:
+    """``text`` with each special token that shares its id with another spelled as the
+    reference decodes that id: o200k_harmony's ``<|reserved_200018|>`` is also
+    ``<|endofprompt|>``, and decoding the id can give back only one of the two."""
+    for special in sorted(reference.special_tokens_set, key=len, reverse=True):
+        spelled = reference.decode([reference.encode_single_token(special)])
+        if spelled != special:
+            text = text.replace(special, spelled)
+    return text
 
 
 @given(text=raw_text, name=st.sampled_from(NAMES))

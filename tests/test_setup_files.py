@@ -72,3 +72,22 @@ def test_slide_packages_are_pinned_and_the_lock_names_no_registry() -> None:
     lock = (ROOT / "slides" / "package-lock.json").read_text(encoding="utf-8")
     assert "://" not in lock and '"resolved"' not in lock
     assert "omit-lockfile-registry-resolved=true" in (ROOT / "slides" / ".npmrc").read_text()
+
+
+def _make_recipe(target: str) -> str:
+    """The commands of one Makefile target, continuation lines joined."""
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8").replace("\\\n", " ")
+    recipe = re.search(rf"^{target}:[^\n]*\n((?:\t[^\n]*\n)+)", makefile, re.MULTILINE)
+    assert recipe, f"no {target} target in the Makefile"
+    return recipe.group(1)
+
+
+def test_make_notebooks_runs_each_notebook_in_one_worker() -> None:
+    """nbval runs a notebook's cells in order in one kernel: spread over pytest-xdist's
+    workers, a cell would run in a kernel that never ran the cells before it."""
+    notebooks = _make_recipe("notebooks")
+    assert "--nbval-lax" in notebooks
+    assert "-n $(TEST_WORKERS)" in notebooks and "--dist loadfile" in notebooks
+    assert "-n $(TEST_WORKERS)" in _make_recipe("unit")
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert any(r.startswith("pytest-xdist") for r in project["optional-dependencies"]["dev"])

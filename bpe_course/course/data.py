@@ -18,6 +18,7 @@ special token keeps them apart.
 
 from __future__ import annotations
 
+import functools
 import os
 import sysconfig
 import urllib.request
@@ -95,13 +96,22 @@ def english_prose(max_chars: int | None = None) -> str:
 
 
 def python_source_files() -> list[Path]:
-    """The standard library's ``.py`` files (not site-packages), in a fixed order."""
-    stdlib = Path(sysconfig.get_paths()["stdlib"])
-    return sorted(
-        path
-        for path in stdlib.rglob("*.py")
-        if "site-packages" not in path.relative_to(stdlib).parts
-    )
+    """The standard library's ``.py`` files (not site-packages), in a fixed order.
+
+    Listed once per process (the standard library does not change under it): the course
+    takes Python source in many places, in tests and notebooks alike.
+    """
+    return list(_stdlib_python_files())
+
+
+@functools.lru_cache(maxsize=1)
+def _stdlib_python_files() -> tuple[Path, ...]:
+    # site-packages is left unwalked: it often holds several times the standard library.
+    found = []
+    for folder, subfolders, files in os.walk(sysconfig.get_paths()["stdlib"]):
+        subfolders[:] = [name for name in subfolders if name != "site-packages"]
+        found += [Path(folder, name) for name in files if name.endswith(".py")]
+    return tuple(sorted(found))
 
 
 def python_source(max_bytes: int, separator: str = ENDOFTEXT) -> str:
