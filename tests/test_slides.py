@@ -346,3 +346,23 @@ def test_rise_measures_every_slide_with_a_token_picture(chromium, tmp_path):
     assert all(problem.startswith("slide 3/0: ") for problem in on_pictures), on_pictures
     assert any("1 of 1 token groups fell apart" in problem for problem in on_pictures)
     assert any("hex bytes of" in problem for problem in on_pictures)
+
+
+def test_jupyterlab_moves_to_a_new_port_when_its_port_is_taken_meanwhile(tmp_path, monkeypatch):
+    """Two tests presenting at once can be handed one free port; the one that loses must
+    start on another port, not answer where nobody looks (or fail the run)."""
+    import socket
+    import urllib.request
+
+    from tools import check_rise
+
+    taken = socket.socket()
+    taken.bind((check_rise.LOOPBACK, 0))
+    taken.listen()
+    ports = [taken.getsockname()[1]]
+    free_port = check_rise._free_port
+    monkeypatch.setattr(check_rise, "_free_port", lambda: ports.pop() if ports else free_port())
+    with taken, check_rise.jupyter_server(tmp_path) as (base, token):
+        assert f":{taken.getsockname()[1]}" not in base
+        with urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=10) as answer:
+            assert answer.status == 200

@@ -95,43 +95,67 @@ def _free_port() -> int:
         return probe.getsockname()[1]
 
 
+#: Attempts at starting JupyterLab: a port found free can be taken by another process (a test
+#: running beside this one) before the server binds it; the server then stops, and we retry.
+SERVER_ATTEMPTS = 3
+
+
 @contextmanager
 def jupyter_server(folder: Path) -> Iterator[tuple[str, str]]:
-    """JupyterLab serving ``folder`` on the loopback address; yields its URL and token."""
-    port, token = _free_port(), secrets.token_hex(16)
-    command = [
-        sys.executable, "-m", "jupyterlab", "--no-browser",
-        f"--ServerApp.ip={LOOPBACK}", f"--ServerApp.port={port}",
-        f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={folder}",
-    ]
-    if os.getuid() == 0:
-        command.append("--allow-root")
-    log = tempfile.TemporaryFile()
-    server = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT,
-                              start_new_session=True)
-    base = f"http://{LOOPBACK}:{port}"
-    try:
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                with urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=2):
-                    break
-            except OSError:
-                if server.poll() is not None or time.monotonic() > deadline:
-                    log.seek(0)
-                    tail = log.read().decode(errors="replace")[-1500:]
-                    raise ChromiumError(f"JupyterLab did not start:\n{tail}") from None
-                time.sleep(0.5)
-        yield base, token
-    finally:
-        if server.poll() is None:
-            os.killpg(server.pid, signal.SIGTERM)  # the server and the kernels it started
-            try:
-                server.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(server.pid, signal.SIGKILL)
-                server.wait()
-        log.close()
+    """JupyterLab serving ``folder`` on the loopback address; yields its URL and token.
+
+    The server is told not to move to another port (``port_retries=0``): on a port taken in
+    the meantime it stops, saying so, instead of answering somewhere this function does not
+    look, and a new port is tried."""
+    for attempt in range(1, SERVER_ATTEMPTS + 1):
+        port, token = _free_port(), secrets.token_hex(16)
+        command = [
+            sys.executable, "-m", "jupyterlab", "--no-browser",
+            f"--ServerApp.ip={LOOPBACK}", f"--ServerApp.port={port}",
+            "--ServerApp.port_retries=0",
+            f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={folder}",
+        ]
+        if os.getuid() == 0:
+            command.append("--allow-root")
+        log = tempfile.TemporaryFile()
+        server = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT,
+                                  start_new_session=True)
+        base = f"http://{LOOPBACK}:{port}"
+        try:
+            tail = _wait_for_server(server, log, f"{base}/api/status?token={token}")
+            if tail is None:
+                yield base, token
+                return
+            if "already in use" not in tail or attempt == SERVER_ATTEMPTS:
+                raise ChromiumError(f"JupyterLab did not start:\n{tail}")
+        finally:
+            _stop_server(server)
+            log.close()
+
+
+def _wait_for_server(server: subprocess.Popen, log, status_url: str) -> str | None:
+    """None once the server answers; else the end of its log, when it stopped or took 90 s."""
+    deadline = time.monotonic() + 90
+    while True:
+        try:
+            with urllib.request.urlopen(status_url, timeout=2):
+                return None
+        except OSError:
+            if server.poll() is not None or time.monotonic() > deadline:
+                log.seek(0)
+                return log.read().decode(errors="replace")[-1500:]
+            time.sleep(0.5)
+
+
+def _stop_server(server: subprocess.Popen) -> None:
+    """Stop the server and the kernels it started (its process group)."""
+    if server.poll() is None:
+        os.killpg(server.pid, signal.SIGTERM)
+        try:
+            server.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(server.pid, signal.SIGKILL)
+            server.wait()
 
 
 def _key(page: Page, key: str, code: int, modifiers: int = 0) -> None:
