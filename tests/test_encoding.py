@@ -770,3 +770,20 @@ def test_encodings_with_cached_tables_do_not_derive_merges_again(name, reference
     assert ours._mergeable_ranks == theirs._mergeable_ranks
     for text in HAND_PICKED:
         assert ours.encode_ordinary(text) == theirs.encode_ordinary(text)
+
+
+@pytest.mark.parametrize("cache", ["empty", "filled", "off"])
+def test_an_encoding_is_the_same_whether_the_start_up_cache_is_empty_filled_or_off(
+        cache, reference, fresh_registry, monkeypatch, tmp_path):
+    from bpe_course.speed.cachefiles import CACHE_ENV
+
+    monkeypatch.setenv(CACHE_ENV, "off" if cache == "off" else str(tmp_path))
+    if cache == "filled":
+        get_encoding("gpt2")
+        REGISTERED.clear()
+        assert list(tmp_path.iterdir()), "the first build wrote no cache file"
+    ours, theirs = get_encoding("gpt2"), reference("gpt2")
+    assert ours._mergeable_ranks == theirs._mergeable_ranks
+    assert ours.merges == get_encoding("r50k_base").merges
+    for text in HAND_PICKED:
+        assert ours.encode_ordinary(text) == theirs.encode_ordinary(text)
