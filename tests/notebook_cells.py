@@ -55,6 +55,18 @@ def run_cells(
     return namespace
 
 
+def run_cell_starting(notebook: str, start: str, namespace: dict[str, Any]) -> None:
+    """Run the one code cell whose source starts with ``start`` (a lesson cell a solution
+    needs); fail when no cell or several do, so an edited notebook cannot go unnoticed."""
+    sources = [
+        "".join(cell["source"])
+        for cell in load_notebook(notebook)["cells"]
+        if cell["cell_type"] == "code" and "".join(cell["source"]).startswith(start)
+    ]
+    assert len(sources) == 1, f"{len(sources)} cells start with {start!r}"
+    exec(compile(sources[0], f"<cell {start}>", "exec"), namespace)
+
+
 def load_exercises(name: str, **given: Any) -> dict[str, Any]:
     """The namespace of a notebook's checkers (tag ``exercise-checker``) and solutions (tag
     ``solution``).

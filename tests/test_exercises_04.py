@@ -19,7 +19,7 @@ from notebook_cells import (
     assert_rejected,
     assert_rejected_in_chinese,
     in_chinese,
-    load_notebook,
+    run_cell_starting,
     run_cells,
 )
 
@@ -30,14 +30,6 @@ from bpe_course.train import descending_key
 
 EOT = "<|endoftext|>"
 IM_END = "<|im_end|>"
-
-
-def run_cell_starting(notebook: str, start: str, namespace: dict[str, Any]) -> None:
-    """Run the one code cell whose source starts with ``start`` (a lesson cell a solution needs)."""
-    sources = ["".join(cell["source"]) for cell in load_notebook(notebook)["cells"]
-               if cell["cell_type"] == "code" and "".join(cell["source"]).startswith(start)]
-    assert len(sources) == 1, f"{len(sources)} cells start with {start!r}"
-    exec(compile(sources[0], f"<cell {start}>", "exec"), namespace)
 
 
 @pytest.fixture(scope="module")

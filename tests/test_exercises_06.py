@@ -23,7 +23,7 @@ from notebook_cells import (
     assert_rejected,
     assert_rejected_in_chinese,
     in_chinese,
-    load_notebook,
+    run_cell_starting,
     run_cells,
 )
 from test_exercises_03 import split_in_given_order, split_unescaped
@@ -34,17 +34,6 @@ from bpe_course.course.data import python_source
 from bpe_course.formats.gpt2 import bytes_to_unicode
 
 EOT = "<|endoftext|>"
-
-
-def run_cell_starting(notebook: str, start: str, namespace: dict[str, Any]) -> None:
-    """Run the one code cell whose source starts with ``start`` (a lesson cell a solution needs)."""
-    sources = [
-        "".join(cell["source"])
-        for cell in load_notebook(notebook)["cells"]
-        if cell["cell_type"] == "code" and "".join(cell["source"]).startswith(start)
-    ]
-    assert len(sources) == 1, f"{len(sources)} cells start with {start!r}"
-    exec(compile(sources[0], f"<cell {start}>", "exec"), namespace)
 
 
 @pytest.fixture(scope="module")
