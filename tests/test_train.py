@@ -304,32 +304,35 @@ def test_train_bpe_frees_the_corpus_counts_before_the_merge_loop(tmp_path, monke
     assert merges == train_bpe_naive(path, 270, num_processes=1)[1]
 
 
+def outputs_in_a_kernel(source: str) -> list:
+    """The outputs of ``source`` run as a notebook's one cell in a fresh Jupyter kernel."""
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    pytest.importorskip("ipywidgets")
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source)])
+    nbclient.NotebookClient(nb, timeout=120, kernel_name="python3").execute()
+    return nb.cells[0].outputs
+
+
 def test_a_progress_bar_in_a_notebook_stores_its_finished_state(tmp_path):
     # Jupyter keeps the text a widget had when it was first shown: a saved notebook (and the
     # slides made from it) showed "pretokenize: 0%" above a finished run. The bar must update
     # its stored output when it closes.
-    nbformat = pytest.importorskip("nbformat")
-    nbclient = pytest.importorskip("nbclient")
-    pytest.importorskip("ipywidgets")
     source = ("from bpe_course.speed.workers import progress_bar\n"
               "with progress_bar(True, 50, 'merges', unit='merge') as bar:\n"
               "    bar.refresh()  # as the package's callers do\n"
               "    for _ in range(50):\n"
               "        bar.update(1)\n")
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source)])
-    nbclient.NotebookClient(nb, timeout=120, kernel_name="python3").execute()
-    shown = [output["data"]["text/plain"] for output in nb.cells[0].outputs
+    outputs = outputs_in_a_kernel(source)
+    shown = [output["data"]["text/plain"] for output in outputs
              if output.get("output_type") == "display_data"]
-    assert shown, nb.cells[0].outputs
+    assert shown, outputs
     assert all("100%" in text and "50/50" in text for text in shown), shown
 
 
 def test_a_notebook_bar_left_to_the_garbage_collector_closes_quietly(tmp_path):
     # tqdm closes a bar again when it is collected, after its weak references have died: the
     # stored-output update must not run then (it raised ReferenceError inside a training cell)
-    nbformat = pytest.importorskip("nbformat")
-    nbclient = pytest.importorskip("nbclient")
-    pytest.importorskip("ipywidgets")
     source = ("import gc\n"
               "from bpe_course.speed.workers import progress_bar\n"
               "bar = progress_bar(True, 5, 'merges', unit='merge')\n"
@@ -343,8 +346,6 @@ def test_a_notebook_bar_left_to_the_garbage_collector_closes_quietly(tmp_path):
               "    bar.update(5)\n"
               "del bar\n"
               "gc.collect()\n")
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source)])
-    nbclient.NotebookClient(nb, timeout=120, kernel_name="python3").execute()
-    errors = [output for output in nb.cells[0].outputs if output.get("output_type") == "error"
-              or "Error" in str(output.get("text", ""))]
+    errors = [output for output in outputs_in_a_kernel(source)
+              if output.get("output_type") == "error" or "Error" in str(output.get("text", ""))]
     assert not errors, errors
