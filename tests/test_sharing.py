@@ -13,6 +13,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections import Counter
 from pathlib import Path
@@ -34,6 +35,7 @@ def share_with_helpers(patch: pytest.MonkeyPatch, merges: int | None) -> list[in
     pay, as in training). Returns a list that gets an item per merge the helpers share."""
     patch.setattr(sharing, "SHARE_WORDS", 1)
     patch.setattr(sharing, "HAND_OVER_PAIRS", 3)  # several messages for a few words
+    patch.setattr(sharing, "HAND_OVER_WORDS", 2)
     patch.setattr(os, "cpu_count", lambda: 3)
     shared: list[int] = []
     finish, worth_keeping = MergeHelpers.finish_merge, MergeHelpers.worth_keeping
@@ -181,3 +183,48 @@ def test_a_helper_process_that_dies_is_reported(monkeypatch):
     monkeypatch.setattr(WordTable, "merge", dies_in_a_helper)
     with pytest.raises(RuntimeError, match="helper process of the merge loop stopped"):
         train_from_counts({"low": 5, "lower": 2, "newest": 6}, 300, num_processes=2)
+
+
+def hand_over_words(patch: pytest.MonkeyPatch) -> tuple[dict, dict]:
+    """Train 300 words with one helper that hands its words over; the merges, and whether the
+    helper was still running when its first words reached this process's table."""
+    share_with_helpers(patch, 5)
+    patch.setattr(os, "cpu_count", lambda: 2)
+    seen: dict = {}
+    add = WordTable.add_pair_words
+
+    def noted(table, batch):
+        helpers = [process for process in multiprocessing.active_children()]
+        seen.setdefault("helpers running", bool(helpers))
+        return add(table, batch)
+
+    patch.setattr(WordTable, "add_pair_words", noted)
+    counts = {f"the{index}": 1 + index % 7 for index in range(300)}
+    return {"merges": train_from_counts(counts, 600, num_processes=2)}, seen
+
+
+def test_a_helper_has_ended_before_its_words_are_added(monkeypatch, tmp_path):
+    # Through a pipe, this process would hold the helper's words while the helper still
+    # held its own copy: at 50 MB of text the summed peak rose by 45 MB during the hand-over.
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    trained, seen = hand_over_words(monkeypatch)
+    counts = {f"the{index}": 1 + index % 7 for index in range(300)}
+    assert trained["merges"] == train_from_counts_naive(counts, 600)
+    assert seen == {"helpers running": False}
+    assert list(tmp_path.iterdir()) == []  # the file the words came through is gone
+
+
+@pytest.mark.parametrize("trouble", ["no temporary file", "the helper cannot write it"])
+def test_a_hand_over_without_a_file_goes_through_the_pipe(trouble, monkeypatch, tmp_path):
+    if trouble == "no temporary file":
+        def no_file(*args, **kwargs):
+            raise OSError(28, "No space left on device")
+        monkeypatch.setattr(tempfile, "mkstemp", no_file)
+    else:  # a path the helper cannot open: its directory is gone
+        monkeypatch.setattr(tempfile, "mkstemp",
+                            lambda **kwargs: (os.open(os.devnull, os.O_RDONLY),
+                                              str(tmp_path / "gone" / "words")))
+    trained, seen = hand_over_words(monkeypatch)
+    counts = {f"the{index}": 1 + index % 7 for index in range(300)}
+    assert trained["merges"] == train_from_counts_naive(counts, 600)
+    assert "helpers running" in seen  # the words did come over, through the pipe

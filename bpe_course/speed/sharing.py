@@ -11,12 +11,16 @@ the helpers hand their words over and stop; the merges learned are the same eith
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import multiprocessing
 import os
+import pickle
+import tempfile
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
+from itertools import accumulate, islice
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -31,7 +35,8 @@ SHARE_WORDS = 10_000
 #: to outlast a few dozen light merges at the start (see :meth:`MergeHelpers.worth_keeping`).
 FIRST_GAIN = 0.001
 
-#: A helper hands its words over with the lists of this many pairs a message.
+#: A helper hands its words over this many a message, then the lists of this many pairs.
+HAND_OVER_WORDS = 10_000
 HAND_OVER_PAIRS = 10_000
 
 
@@ -181,13 +186,36 @@ class MergeHelpers:
                 self.send(connection, (pair, new_token))
             self.started = time.perf_counter()
             return
-        for connection in self.connections:
+        for connection, process in zip(self.connections, self.processes):
             self.send(connection, len(table.words))  # where its words will start
-            table.words += self.receive(connection)
-            table.counts += self.receive(connection)
-            while batch := self.receive(connection):
-                table.add_pair_words(batch)
+            self.take_words(connection, process, table)
         self.connections = []
+
+    def take_words(self, connection: Connection, process: Any, table: WordTable) -> None:
+        """Add a helper's words, counts and lists of words per pair to ``table``.
+
+        Through a temporary file, read once the helper has ended: sent through the pipe, the
+        words were held twice at once, the helper's copy and this process's, and that was the
+        peak of training (45 MB more than the merge loop's own at 50 MB of text). Through
+        the pipe only when no file can be made or written (a full disk, say).
+        """
+        try:
+            handle, path = tempfile.mkstemp(prefix="bpe-course-words-", suffix=".pickle")
+            os.close(handle)
+        except OSError:
+            path = None
+        try:
+            self.send(connection, path)
+            if path is not None and self.receive(connection):
+                process.join()
+                with open(path, "rb") as handed:
+                    add_words(table, lambda: pickle.load(handed))
+            else:
+                add_words(table, lambda: self.receive(connection))
+        finally:
+            if path is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(path)
 
     def finish_merge(self, table: WordTable, new_pairs: Iterable[str]) -> Iterable[str]:
         """Add the helpers' changes to ``table``'s pair counts; every pair the merge created."""
@@ -208,8 +236,9 @@ def help_merge(
     connection: Connection, ours: list[Connection], given: list[list[tuple[bytes, int]]]
 ) -> None:
     """A :class:`MergeHelpers` process: build the table of its share of the words, merge on
-    request, and when asked with a number instead, send the words over to be numbered from
-    there, and their ``pair_words`` in batches (so no message holds all of them at once).
+    request, and when asked with a number instead, hand the words over to be numbered from
+    there (:func:`send_words`): into the file named next, or, if there is none or it cannot be
+    written, through the pipe.
 
     ``ours`` are the ends of the pipes that stay with the training process. A forked helper
     holds copies of them, and closes those first: else, were the training process killed,
@@ -224,12 +253,49 @@ def help_merge(
         connection.send(table.pair_counts)
         while isinstance(request := connection.recv(), tuple):
             connection.send(table.merge(*request))
-        connection.send(table.words)
-        connection.send(table.counts)
-        pairs = list(table.pair_words.items())
-        for start in range(0, len(pairs), HAND_OVER_PAIRS):
-            batch = pairs[start : start + HAND_OVER_PAIRS]
-            connection.send({pair: [i + request for i in indices] for pair, indices in batch})
-        connection.send({})
+        path = connection.recv()
+        if path is not None:
+            try:
+                with open(path, "wb") as handed:
+                    pickler = pickle.Pickler(handed, pickle.HIGHEST_PROTOCOL)
+                    pickler.fast = True  # no memo of every object written: lists of str and int
+                    send_words(table, request, pickler.dump)
+                connection.send(True)
+                return
+            except OSError:
+                connection.send(False)
+        send_words(table, request, connection.send)
     except (EOFError, BrokenPipeError):
         return  # the training process is gone: end quietly
+
+
+def send_words(table: WordTable, first: int, send: Callable[[Any], object]) -> None:
+    """Send ``table``'s words and their counts, then the words of each pair, numbered from
+    ``first``, each in batches ended by an empty one.
+
+    A batch of words goes as one string and their lengths. Pickling a string of characters
+    above U+007F stores its UTF-8 form inside it for good, so the words themselves, pickled
+    one by one, would grow by about their own size (20 MB at 50 MB of text) just before
+    this process ends; the joined string is freed once sent.
+    """
+    words, counts = table.words, table.counts
+    for start in range(0, len(words), HAND_OVER_WORDS):
+        batch = words[start : start + HAND_OVER_WORDS]
+        send(("".join(batch), list(map(len, batch)), counts[start : start + HAND_OVER_WORDS]))
+    send(("", [], []))
+    pairs = iter(table.pair_words.items())  # not a list of them: 19 MB at 50 MB of text
+    while batch := {pair: [i + first for i in indices]
+                    for pair, indices in islice(pairs, HAND_OVER_PAIRS)}:
+        send(batch)
+    send({})
+
+
+def add_words(table: WordTable, receive: Callable[[], Any]) -> None:
+    """Add to ``table`` what :func:`send_words` sent, read by ``receive``."""
+    while (words := receive())[1]:
+        joined, lengths, counts = words
+        ends = list(accumulate(lengths))
+        table.words += map(joined.__getitem__, map(slice, [0, *ends[:-1]], ends))
+        table.counts += counts
+    while batch := receive():
+        table.add_pair_words(batch)
