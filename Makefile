@@ -58,6 +58,8 @@ bench: $(STAMP)
 	$(BIN)/python -m bench.train --pathological --runs 3
 	$(BIN)/python -m bench.encode
 	$(BIN)/python -m bench.encode --adversarial
+	$(BIN)/python -m bench.floor
+	$(BIN)/python -m bench.floor --open-models
 	$(BIN)/python -m bench.encode_array
 
 # 300 MB of the text and code installed on this machine, vocab 32,000 (several minutes).

@@ -161,3 +161,24 @@ def test_encode_array_benchmark_quick(capsys) -> None:
     assert status == 0, out
     assert "PASS  gpt2: encode_to_array == tiktoken + np.save" in out and "FAIL" not in out
     assert "| o200k_base | " in out and "load average at end" in out
+
+
+def test_floor_benchmark_quick(capsys) -> None:
+    from bench import floor
+
+    status = floor.main(["--quick", "--repeat", "1"])
+    out = capsys.readouterr().out
+    assert status == 0, out
+    assert "PASS  gpt2 split and merges alone == tiktoken's" in out and "FAIL" not in out
+    assert "| split | warm encode | merges | floor |" in out and "| English prose | gpt2 |" in out
+
+
+def test_a_floor_timed_on_other_pretokens_stops_the_benchmark(monkeypatch, capsys) -> None:
+    """The split timed alone must be the encoder's own: one pretoken lost fails the gate."""
+    from bench import floor
+
+    real = floor.pretokens
+    monkeypatch.setattr(floor, "pretokens", lambda tokenizer, text: real(tokenizer, text)[:-1])
+    assert floor.main(["--quick", "--repeat", "1"]) == 1
+    out = capsys.readouterr().out
+    assert "FAIL  gpt2 split and merges alone == tiktoken's" in out and "| floor |" not in out
