@@ -158,6 +158,45 @@ def test_helpers_end_when_the_training_process_is_killed():
     assert not left, "helpers still waiting after their training process was killed"
 
 
+KILLED_AT_HAND_OVER = """
+import os, signal, tempfile, time
+import bpe_course.train as train
+import bpe_course.speed.sharing as sharing
+sharing.SHARE_WORDS = 1
+sharing.MergeHelpers.worth_keeping = lambda helpers: False  # hand over at the first merge
+send_words = sharing.send_words
+
+def slowly(*args):  # the helper is still writing when this process dies
+    time.sleep(0.5)
+    send_words(*args)
+
+def killed(helpers, connection, process, table):  # this process dies once the file is named
+    handle, path = tempfile.mkstemp(prefix="bpe-course-words-", suffix=".pickle")
+    os.close(handle)
+    print(path, flush=True)
+    helpers.send(connection, path)
+    os.kill(os.getpid(), signal.SIGKILL)
+
+sharing.send_words = slowly
+sharing.MergeHelpers.take_words = killed
+train.train_from_counts({f"w{i}x": 1 for i in range(50)}, 300, num_processes=2)
+"""
+
+
+def test_a_helper_whose_training_process_is_killed_leaves_no_file(tmp_path):
+    environment = {**os.environ, "TMPDIR": str(tmp_path)}
+    with subprocess.Popen([sys.executable, "-c", KILLED_AT_HAND_OVER], stdout=subprocess.PIPE,
+                          stderr=subprocess.DEVNULL, text=True, env=environment) as training:
+        path = Path(training.stdout.readline().strip())
+        assert training.wait(timeout=60) == -signal.SIGKILL
+    assert path.parent == tmp_path
+    for _ in range(200):  # up to 10 s: the helper writes, finds no one to tell, and removes it
+        if not path.exists():
+            break
+        time.sleep(0.05)
+    assert not path.exists(), "the hand-over file outlived both processes"
+
+
 def train_small_table(counts: dict[str, int]) -> tuple:
     return train_from_counts(counts, 300, num_processes=2)
 

@@ -249,24 +249,34 @@ def help_merge(
     worker_ignores_ctrl_c()
     gc.disable()  # no reference cycles here either (see cycle_collector_paused)
     table = WordTable(handed_over(given.pop()))
+    path = None
     try:
         connection.send(table.pair_counts)
         while isinstance(request := connection.recv(), tuple):
             connection.send(table.merge(*request))
         path = connection.recv()
+        written = path is not None and write_words(table, request, path)
         if path is not None:
-            try:
-                with open(path, "wb") as handed:
-                    pickler = pickle.Pickler(handed, pickle.HIGHEST_PROTOCOL)
-                    pickler.fast = True  # no memo of every object written: lists of str and int
-                    send_words(table, request, pickler.dump)
-                connection.send(True)
-                return
-            except OSError:
-                connection.send(False)
-        send_words(table, request, connection.send)
+            connection.send(written)
+        if not written:
+            send_words(table, request, connection.send)
     except (EOFError, BrokenPipeError):
-        return  # the training process is gone: end quietly
+        # The training process is gone: end quietly, and remove the file it will never read.
+        if path is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+
+
+def write_words(table: WordTable, first: int, path: str) -> bool:
+    """:func:`send_words` into the file at ``path``; False if it could not be written."""
+    try:
+        with open(path, "wb") as handed:
+            pickler = pickle.Pickler(handed, pickle.HIGHEST_PROTOCOL)
+            pickler.fast = True  # no memo of every object written: lists of str and int
+            send_words(table, first, pickler.dump)
+    except OSError:
+        return False
+    return True
 
 
 def send_words(table: WordTable, first: int, send: Callable[[Any], object]) -> None:
