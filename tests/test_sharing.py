@@ -197,6 +197,48 @@ def test_a_helper_whose_training_process_is_killed_leaves_no_file(tmp_path):
     assert not path.exists(), "the hand-over file outlived both processes"
 
 
+STOPPED_AT_HAND_OVER = """
+import os, tempfile, time
+import bpe_course.train as train
+import bpe_course.speed.sharing as sharing
+sharing.SHARE_WORDS = 1
+sharing.MergeHelpers.worth_keeping = lambda helpers: False  # hand over at the first merge
+send_words = sharing.send_words
+
+def slowly(*args):  # the helper is still writing when it is stopped
+    time.sleep(2)
+    send_words(*args)
+
+def interrupted(helpers, connection, process, table):
+    # As after Ctrl-C: the file is removed before the helper opens it, then the helper is
+    # stopped mid-write (by MergeHelpers.__exit__, as the interrupt leaves the block).
+    handle, path = tempfile.mkstemp(prefix="bpe-course-words-", suffix=".pickle")
+    os.close(handle)
+    os.unlink(path)
+    print(path, flush=True)
+    helpers.send(connection, path)
+    time.sleep(0.5)
+    raise KeyboardInterrupt
+
+sharing.send_words = slowly
+sharing.MergeHelpers.take_words = interrupted
+try:
+    train.train_from_counts({f"w{i}x": 1 for i in range(50)}, 300, num_processes=2)
+except KeyboardInterrupt:
+    pass
+"""
+
+
+def test_a_helper_stopped_mid_hand_over_leaves_no_file(tmp_path):
+    environment = {**os.environ, "TMPDIR": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-c", STOPPED_AT_HAND_OVER], capture_output=True,
+                          text=True, env=environment, timeout=60)
+    path = Path(done.stdout.strip())
+    assert done.returncode == 0, done.stderr
+    assert path.parent == tmp_path
+    assert not path.exists(), "the helper made the file again after it had been removed"
+
+
 def train_small_table(counts: dict[str, int]) -> tuple:
     return train_from_counts(counts, 300, num_processes=2)
 

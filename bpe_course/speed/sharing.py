@@ -268,9 +268,14 @@ def help_merge(
 
 
 def write_words(table: WordTable, first: int, path: str) -> bool:
-    """:func:`send_words` into the file at ``path``; False if it could not be written."""
+    """:func:`send_words` into the file at ``path``; False if it could not be written.
+
+    The training process made the file, empty. It is opened as it is, never made here: once
+    the training process has removed it (interrupted, say), a file made again would be left
+    behind when this process is stopped.
+    """
     try:
-        with open(path, "wb") as handed:
+        with open(path, "r+b") as handed:
             pickler = pickle.Pickler(handed, pickle.HIGHEST_PROTOCOL)
             pickler.fast = True  # no memo of every object written: lists of str and int
             send_words(table, first, pickler.dump)
