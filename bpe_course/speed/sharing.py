@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from itertools import accumulate, islice
 from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
 from typing import Any
 
 from .wordtable import WordTable
@@ -191,7 +192,7 @@ class MergeHelpers:
             self.take_words(connection, process, table)
         self.connections = []
 
-    def take_words(self, connection: Connection, process: Any, table: WordTable) -> None:
+    def take_words(self, connection: Connection, process: BaseProcess, table: WordTable) -> None:
         """Add a helper's words, counts and lists of words per pair to ``table``.
 
         Through a temporary file, read once the helper has ended: sent through the pipe, the
