@@ -153,23 +153,27 @@ def test_markdown_table_escapes_pipes(capsys) -> None:
     assert "| <\\|endoftext\\|> | 1 |" in capsys.readouterr().out
 
 
+def passed_quick(main, capsys) -> str:
+    """What a benchmark's ``main`` printed in a ``--quick`` run that passed every gate."""
+    status = main(["--quick", "--repeat", "1"])
+    out = capsys.readouterr().out
+    assert status == 0 and "FAIL" not in out, out
+    return out
+
+
 def test_encode_array_benchmark_quick(capsys) -> None:
     from bench import encode_array
 
-    status = encode_array.main(["--quick", "--repeat", "1"])
-    out = capsys.readouterr().out
-    assert status == 0, out
-    assert "PASS  gpt2: encode_to_array == tiktoken + np.save" in out and "FAIL" not in out
+    out = passed_quick(encode_array.main, capsys)
+    assert "PASS  gpt2: encode_to_array == tiktoken + np.save" in out
     assert "| o200k_base | " in out and "load average at end" in out
 
 
 def test_floor_benchmark_quick(capsys) -> None:
     from bench import floor
 
-    status = floor.main(["--quick", "--repeat", "1"])
-    out = capsys.readouterr().out
-    assert status == 0, out
-    assert "PASS  gpt2 split and merges alone == tiktoken's" in out and "FAIL" not in out
+    out = passed_quick(floor.main, capsys)
+    assert "PASS  gpt2 split and merges alone == tiktoken's" in out
     assert "| split | warm encode | merges | floor |" in out and "| English prose | gpt2 |" in out
 
 

@@ -158,18 +158,24 @@ def test_helpers_end_when_the_training_process_is_killed():
     assert not left, "helpers still waiting after their training process was killed"
 
 
-KILLED_AT_HAND_OVER = """
+#: A training run in a fresh process that hands its helper's words over at the first merge,
+#: the helper waiting DELAY seconds before it writes them; a script adds the rest.
+HAND_OVER_AT_ONCE = """
 import os, signal, tempfile, time
 import bpe_course.train as train
 import bpe_course.speed.sharing as sharing
 sharing.SHARE_WORDS = 1
-sharing.MergeHelpers.worth_keeping = lambda helpers: False  # hand over at the first merge
+sharing.MergeHelpers.worth_keeping = lambda helpers: False
 send_words = sharing.send_words
 
-def slowly(*args):  # the helper is still writing when this process dies
-    time.sleep(0.5)
+def slowly(*args):
+    time.sleep(DELAY)
     send_words(*args)
 
+sharing.send_words = slowly
+"""
+
+KILLED_AT_HAND_OVER = HAND_OVER_AT_ONCE.replace("DELAY", "0.5") + """
 def killed(helpers, connection, process, table):  # this process dies once the file is named
     handle, path = tempfile.mkstemp(prefix="bpe-course-words-", suffix=".pickle")
     os.close(handle)
@@ -177,7 +183,6 @@ def killed(helpers, connection, process, table):  # this process dies once the f
     helpers.send(connection, path)
     os.kill(os.getpid(), signal.SIGKILL)
 
-sharing.send_words = slowly
 sharing.MergeHelpers.take_words = killed
 train.train_from_counts({f"w{i}x": 1 for i in range(50)}, 300, num_processes=2)
 """
@@ -197,18 +202,7 @@ def test_a_helper_whose_training_process_is_killed_leaves_no_file(tmp_path):
     assert not path.exists(), "the hand-over file outlived both processes"
 
 
-STOPPED_AT_HAND_OVER = """
-import os, tempfile, time
-import bpe_course.train as train
-import bpe_course.speed.sharing as sharing
-sharing.SHARE_WORDS = 1
-sharing.MergeHelpers.worth_keeping = lambda helpers: False  # hand over at the first merge
-send_words = sharing.send_words
-
-def slowly(*args):  # the helper is still writing when it is stopped
-    time.sleep(2)
-    send_words(*args)
-
+STOPPED_AT_HAND_OVER = HAND_OVER_AT_ONCE.replace("DELAY", "2") + """
 def interrupted(helpers, connection, process, table):
     # As after Ctrl-C: the file is removed before the helper opens it, then the helper is
     # stopped mid-write (by MergeHelpers.__exit__, as the interrupt leaves the block).
@@ -220,7 +214,6 @@ def interrupted(helpers, connection, process, table):
     time.sleep(0.5)
     raise KeyboardInterrupt
 
-sharing.send_words = slowly
 sharing.MergeHelpers.take_words = interrupted
 try:
     train.train_from_counts({f"w{i}x": 1 for i in range(50)}, 300, num_processes=2)
