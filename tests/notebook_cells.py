@@ -18,6 +18,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 
 
@@ -120,15 +122,18 @@ def assert_rejected_in_chinese(capsys: Any, checker: Callable[..., bool], answer
     assert english is None or english not in printed, f"English left in: {english!r}\n{printed}"
 
 
-def in_chinese(tables: dict[str, list[tuple[Any, str]]],
-               chinese: dict[str, list[str]]) -> list[tuple[str, Any, str, str]]:
-    """``(check, wrong answer, Chinese hint, English hint)`` for every wrong answer of
+def hinted_in_chinese(tables: dict[str, list[tuple[Any, str]]],
+                      chinese: dict[str, list[str]]) -> pytest.MarkDecorator:
+    """Parametrize a test with ``check, wrong, hint, english`` for every wrong answer of
     ``tables`` (``{check: [(wrong answer, English hint), ...]}``), its Chinese hint taken
-    from ``chinese[check]`` in the same order: a wrong answer added to a table without its
-    Chinese hint, or a check left out, is an error, not a case silently skipped."""
+    from ``chinese[check]`` in the same order, each case named by its check and Chinese hint.
+    A wrong answer added to a table without its Chinese hint, or a check left out, is an
+    error, not a case silently skipped."""
     assert tables.keys() == chinese.keys(), set(tables) ^ set(chinese)
-    return [
+    cases = [
         (check, wrong, zh, english)
         for check, wrongs in tables.items()
         for (wrong, english), zh in zip(wrongs, chinese[check], strict=True)
     ]
+    return pytest.mark.parametrize(("check", "wrong", "hint", "english"), cases,
+                                   ids=[f"{check}: {hint}" for check, _, hint, _ in cases])

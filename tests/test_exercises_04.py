@@ -18,7 +18,7 @@ from notebook_cells import (
     assert_accepted,
     assert_rejected,
     assert_rejected_in_chinese,
-    in_chinese,
+    hinted_in_chinese,
     run_cell_starting,
     run_cells,
 )
@@ -360,18 +360,13 @@ ZH_HINTS = {
                                   "特殊词元的 id 紧跟在 256 个字节之后",
                                   "它只出现在特殊词元内部", "但不占用合并的次数", "漏了 `return`"],
 }
-ZH_REJECTIONS = in_chinese(
+
+
+@hinted_in_chinese(
     {"check_count_pair": COUNT_PAIR_WRONG, "check_apply_merge": APPLY_MERGE_WRONG,
      "check_heap_key": HEAP_KEY_WRONG, "check_safe_cut": SAFE_CUT_WRONG,
      "check_train_with_specials": TRAIN_WITH_SPECIALS_WRONG},
     ZH_HINTS,
-)
-
-
-@pytest.mark.parametrize(
-    ("check", "wrong", "hint", "english"),
-    ZH_REJECTIONS,
-    ids=[f"{check}: {hint}" for check, _, hint, _ in ZH_REJECTIONS],
 )
 def test_04_checks_hint_in_chinese(nb04, capsys, check, wrong, hint, english):
     assert_rejected_in_chinese(capsys, nb04[check], (wrong,), hint, english)

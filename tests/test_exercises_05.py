@@ -17,7 +17,7 @@ from notebook_cells import (
     assert_accepted,
     assert_rejected,
     assert_rejected_in_chinese,
-    in_chinese,
+    hinted_in_chinese,
     run_cells,
 )
 
@@ -126,13 +126,8 @@ ZH_HINTS = {
                             "词元的 base64 编码，接一个空格", ".tiktoken 文件里没有特殊词元",
                             "都要按合并次序（即 id）列出词元", "不是行号", "漏了 `return`"],
 }
-ZH_REJECTIONS = in_chinese(WRONG, ZH_HINTS)
 
 
-@pytest.mark.parametrize(
-    ("check", "wrong", "hint", "english"),
-    ZH_REJECTIONS,
-    ids=[f"{check}: {hint}" for check, _, hint, _ in ZH_REJECTIONS],
-)
+@hinted_in_chinese(WRONG, ZH_HINTS)
 def test_05_checks_hint_in_chinese(nb05, capsys, check, wrong, hint, english):
     assert_rejected_in_chinese(capsys, nb05[check], (wrong,), hint, english)

@@ -22,7 +22,7 @@ from notebook_cells import (
     assert_accepted,
     assert_rejected,
     assert_rejected_in_chinese,
-    in_chinese,
+    hinted_in_chinese,
     run_cell_starting,
     run_cells,
 )
@@ -475,14 +475,9 @@ ZH_HINTS = {
     "check_my_tokenizer": ["要先把特殊词元切出来", "要用 self.pattern",
                            "id 序列可能在一个字符的中间结束"],
 }
-ZH_REJECTIONS = in_chinese(WRONG, ZH_HINTS)
 
 
-@pytest.mark.parametrize(
-    ("check", "wrong", "hint", "english"),
-    ZH_REJECTIONS,
-    ids=[f"{check}: {hint}" for check, _, hint, _ in ZH_REJECTIONS],
-)
+@hinted_in_chinese(WRONG, ZH_HINTS)
 def test_06_checks_hint_in_chinese(request, nb06, capsys, check, wrong, hint, english):
     if isinstance(wrong, str):  # a class that needs the notebook's base class
         wrong = request.getfixturevalue("wrong_tokenizers")[wrong]

@@ -16,7 +16,7 @@ from notebook_cells import (
     assert_accepted,
     assert_rejected,
     assert_rejected_in_chinese,
-    in_chinese,
+    hinted_in_chinese,
     load_exercises,
 )
 
@@ -209,14 +209,9 @@ ZH_HINTS = {
                                 "一串大写字母要和紧跟其后的小写字母连在一起",
                                 "这两组以外的字母也分大小写", "要返回字符串列表", "不是原来的词"],
 }
-ZH_REJECTIONS = in_chinese(WRONG, ZH_HINTS)
 
 
-@pytest.mark.parametrize(
-    ("check", "wrong", "hint", "english"),
-    ZH_REJECTIONS,
-    ids=[f"{check}: {hint}" for check, _, hint, _ in ZH_REJECTIONS],
-)
+@hinted_in_chinese(WRONG, ZH_HINTS)
 def test_07_checks_hint_in_chinese(nb07, capsys, check, wrong, hint, english):
     assert_rejected_in_chinese(capsys, nb07[check], (wrong,), hint, english)
 

@@ -14,7 +14,7 @@ from notebook_cells import (
     assert_accepted,
     assert_rejected,
     assert_rejected_in_chinese,
-    in_chinese,
+    hinted_in_chinese,
     load_exercises,
 )
 
@@ -83,19 +83,12 @@ def test_an_unwritten_loader_checks_the_solution(nb08, capsys):
 
 # The Chinese edition: every wrong answer above gets its hint in Chinese, in the same order ---
 
-ZH_REJECTIONS = in_chinese(
+@hinted_in_chinese(
     {"check_qwen_loader": LOADER_WRONG},
     {"check_qwen_loader": ["是不是用了别的模型的正则模式", "是不是用了别的模型的正则模式",
                            "特殊词元排在那 151,643 个普通词元之后编号，不是从 0 开始",
                            "<|endoftext|> 在你的分词器里 id 是 151700，在 Qwen 的分词器里是 151643",
                            "Qwen 编码之前会先把文本规范化成 NFC"]},
-)
-
-
-@pytest.mark.parametrize(
-    ("check", "wrong", "hint", "english"),
-    ZH_REJECTIONS,
-    ids=[f"{check}: {hint}" for check, _, hint, _ in ZH_REJECTIONS],
 )
 def test_08_checks_hint_in_chinese(nb08, capsys, check, wrong, hint, english):
     assert_rejected_in_chinese(capsys, nb08[check], (wrong,), hint, english)

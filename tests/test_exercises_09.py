@@ -15,7 +15,7 @@ from notebook_cells import (
     assert_accepted,
     assert_rejected,
     assert_rejected_in_chinese,
-    in_chinese,
+    hinted_in_chinese,
     load_exercises,
 )
 
@@ -252,14 +252,9 @@ ZH_HINTS = {
                           "<|im_end|> 后面也要有", "你的 id 从第 1 个位置起和模板的不一样",
                           "要返回 id 列表"],
 }
-ZH_REJECTIONS = in_chinese(WRONG, ZH_HINTS)
 
 
-@pytest.mark.parametrize(
-    ("check", "wrong", "hint", "english"),
-    ZH_REJECTIONS,
-    ids=[f"{check}: {hint}" for check, _, hint, _ in ZH_REJECTIONS],
-)
+@hinted_in_chinese(WRONG, ZH_HINTS)
 def test_09_checks_hint_in_chinese(nb09, capsys, check, wrong, hint, english):
     assert_rejected_in_chinese(capsys, nb09[check], (wrong,), hint, english)
 
