@@ -70,13 +70,17 @@ def test_merges_shared_with_helper_processes_match_naive(counts, extra_merges, p
     event("shared merges" if shared else "no merge shared")
 
 
+#: 300 words, "the0" to "the299": after the first merges (t h, th e), each merge touches a
+#: word or two.
+THE_WORDS = {f"the{index}": 1 + index % 7 for index in range(300)}
+
+
 def test_helpers_hand_their_words_over_when_sharing_stops_paying(monkeypatch):
-    # 300 words "the0" to "the299" and 300 merges: after the first (t h, th e), each merge
-    # touches a word or two, less work than a message, so the helpers soon hand over.
+    # 300 merges of THE_WORDS: most touch less work than a message, so the helpers soon
+    # hand over.
     shared = share_with_helpers(monkeypatch, None)
-    counts = {f"the{index}": 1 + index % 7 for index in range(300)}
-    vocab, merges = train_from_counts(counts, 600, num_processes=2)
-    assert (vocab, merges) == train_from_counts_naive(counts, 600)
+    vocab, merges = train_from_counts(THE_WORDS, 600, num_processes=2)
+    assert (vocab, merges) == train_from_counts_naive(THE_WORDS, 600)
     assert 0 < len(shared) < len(merges) - 50
 
 
@@ -259,22 +263,21 @@ def test_a_helper_process_that_dies_is_reported(monkeypatch):
         train_from_counts({"low": 5, "lower": 2, "newest": 6}, 300, num_processes=2)
 
 
-def hand_over_words(patch: pytest.MonkeyPatch) -> tuple[dict, dict]:
-    """Train 300 words with one helper that hands its words over; the merges, and whether the
-    helper was still running when its first words reached this process's table."""
+def hand_over_words(patch: pytest.MonkeyPatch) -> tuple[tuple, dict]:
+    """Train :data:`THE_WORDS` with one helper that hands its words over; the vocabulary and
+    merges, and whether the helper was still running when its first words reached this
+    process's table."""
     share_with_helpers(patch, 5)
     patch.setattr(os, "cpu_count", lambda: 2)
     seen: dict = {}
     add = WordTable.add_pair_words
 
     def noted(table, batch):
-        helpers = [process for process in multiprocessing.active_children()]
-        seen.setdefault("helpers running", bool(helpers))
+        seen.setdefault("helpers running", bool(multiprocessing.active_children()))
         return add(table, batch)
 
     patch.setattr(WordTable, "add_pair_words", noted)
-    counts = {f"the{index}": 1 + index % 7 for index in range(300)}
-    return {"merges": train_from_counts(counts, 600, num_processes=2)}, seen
+    return train_from_counts(THE_WORDS, 600, num_processes=2), seen
 
 
 def test_a_helper_has_ended_before_its_words_are_added(monkeypatch, tmp_path):
@@ -282,8 +285,7 @@ def test_a_helper_has_ended_before_its_words_are_added(monkeypatch, tmp_path):
     # held its own copy: at 50 MB of text the summed peak rose by 45 MB during the hand-over.
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     trained, seen = hand_over_words(monkeypatch)
-    counts = {f"the{index}": 1 + index % 7 for index in range(300)}
-    assert trained["merges"] == train_from_counts_naive(counts, 600)
+    assert trained == train_from_counts_naive(THE_WORDS, 600)
     assert seen == {"helpers running": False}
     assert list(tmp_path.iterdir()) == []  # the file the words came through is gone
 
@@ -299,6 +301,5 @@ def test_a_hand_over_without_a_file_goes_through_the_pipe(trouble, monkeypatch, 
                             lambda **kwargs: (os.open(os.devnull, os.O_RDONLY),
                                               str(tmp_path / "gone" / "words")))
     trained, seen = hand_over_words(monkeypatch)
-    counts = {f"the{index}": 1 + index % 7 for index in range(300)}
-    assert trained["merges"] == train_from_counts_naive(counts, 600)
+    assert trained == train_from_counts_naive(THE_WORDS, 600)
     assert "helpers running" in seen  # the words did come over, through the pipe
